@@ -1,0 +1,12 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// runExplain is a placeholder until its issue lands; it says so instead of pretending.
+func runExplain(_ context.Context, _ []string, _ io.Reader, _, _ io.Writer) error {
+	return errors.New("not implemented yet")
+}

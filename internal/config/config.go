@@ -1,0 +1,170 @@
+// Package config is the one place that reads the bot's environment. It
+// holds the envconfig specification, its defaults and its validation.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"github.com/robfig/cron/v3"
+)
+
+// Config is the whole configuration of the bot. Field tags give the
+// environment variable, its default and its description; the README's
+// configuration table is generated from them (see TestREADMEConfigTable).
+type Config struct {
+	SlackAppToken string `envconfig:"SLACK_APP_TOKEN" desc:"Slack app-level token (xapp-...) for Socket Mode; required by serve"`
+	SlackBotToken string `envconfig:"SLACK_BOT_TOKEN" desc:"Slack bot token (xoxb-...) for the Web API; required by serve"`
+	SlackAPIURL   string `envconfig:"SLACK_API_URL" default:"https://slack.com/api/" desc:"Slack Web API base URL (an emulator, GovSlack or a proxy); must end with /"`
+
+	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
+	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
+	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
+
+	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
+	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
+	RepeatInterval time.Duration `envconfig:"ALERT_REPEAT_INTERVAL" default:"4h" desc:"how long before an unchanged alert is posted again"`
+
+	Approvers          []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
+	ApprovalSecret     string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
+	ApprovalTTL        time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
+	ForbidSelfApproval bool          `envconfig:"FORBID_SELF_APPROVAL" default:"false" desc:"refuse approvals by the person who asked for the diagnosis"`
+	DryRun             bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
+	DebugImage         string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
+	RepairTimeout      time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
+	LogTailBytes       int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
+	LogTailLines       int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
+	RulesFile          string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
+	Workers            int           `envconfig:"WORKERS" default:"8" desc:"background workers for Slack commands and clicks"`
+	LeaderElection     bool          `envconfig:"LEADER_ELECTION" default:"true" desc:"only the leader replica sweeps and alerts"`
+	PodNamespace       string        `envconfig:"POD_NAMESPACE" default:"kafka-bot" desc:"namespace of the bot itself (leases for leadership and alert state)"`
+
+	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	LogFormat string `envconfig:"LOG_FORMAT" default:"auto" desc:"json, text, or auto (json in a pod, text on a terminal)"`
+	HTTPAddr  string `envconfig:"HTTP_ADDR" default:":8080" desc:"listen address for /metrics, /healthz and /readyz"`
+}
+
+// Load reads the configuration from the environment and validates it.
+func Load() (*Config, error) {
+	var c Config
+	if err := envconfig.Process("", &c); err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	c.KafkaNamespaces = trimList(c.KafkaNamespaces)
+	c.Approvers = trimList(c.Approvers)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks the values that do not depend on the subcommand. Each
+// error names the variable that is wrong.
+func (c *Config) Validate() error {
+	u, err := url.Parse(c.SlackAPIURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("SLACK_API_URL %q: want an http(s) URL", c.SlackAPIURL)
+	}
+	if !strings.HasSuffix(c.SlackAPIURL, "/") {
+		return fmt.Errorf("SLACK_API_URL %q: must end with /", c.SlackAPIURL)
+	}
+	if _, err := cron.ParseStandard(c.SweepSchedule); err != nil {
+		return fmt.Errorf("SWEEP_SCHEDULE %q: %w", c.SweepSchedule, err)
+	}
+	if _, err := ParseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	switch c.LogFormat {
+	case "json", "text", "auto":
+	default:
+		return fmt.Errorf("LOG_FORMAT %q: want json, text or auto", c.LogFormat)
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		return fmt.Errorf("HTTP_ADDR %q: %w", c.HTTPAddr, err)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"ALERT_REPEAT_INTERVAL", c.RepeatInterval}, {"APPROVAL_TTL", c.ApprovalTTL}, {"REPAIR_TIMEOUT", c.RepairTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %v: must be positive", d.name, d.v)
+		}
+	}
+	if c.LogTailBytes <= 0 || c.LogTailBytes > 16<<20 {
+		return fmt.Errorf("LOG_TAIL_BYTES %d: want 1..16777216", c.LogTailBytes)
+	}
+	if c.LogTailLines <= 0 {
+		return fmt.Errorf("LOG_TAIL_LINES %d: must be positive", c.LogTailLines)
+	}
+	if c.Workers <= 0 || c.Workers > 256 {
+		return fmt.Errorf("WORKERS %d: want 1..256", c.Workers)
+	}
+	for _, a := range c.Approvers {
+		if !isSlackUserID(a) {
+			return fmt.Errorf("APPROVERS: %q is not a Slack user ID (like U012ABCDEF)", a)
+		}
+	}
+	return nil
+}
+
+// ValidateServe checks what `bot serve` needs beyond Validate: the Slack
+// tokens and the approval secret. Values are never echoed back.
+func (c *Config) ValidateServe() error {
+	if !strings.HasPrefix(c.SlackAppToken, "xapp-") {
+		return fmt.Errorf("SLACK_APP_TOKEN: missing or not an app-level token (want xapp-...)")
+	}
+	if !strings.HasPrefix(c.SlackBotToken, "xoxb-") {
+		return fmt.Errorf("SLACK_BOT_TOKEN: missing or not a bot token (want xoxb-...)")
+	}
+	if len(c.ApprovalSecret) < 32 {
+		return fmt.Errorf("APPROVAL_SECRET: missing or shorter than 32 bytes")
+	}
+	return nil
+}
+
+// Secrets returns the secret values in the configuration, for redaction.
+func (c *Config) Secrets() []string {
+	var s []string
+	for _, v := range []string{c.SlackAppToken, c.SlackBotToken, c.ApprovalSecret} {
+		if v != "" {
+			s = append(s, v)
+		}
+	}
+	return s
+}
+
+// ParseLevel maps LOG_LEVEL to a slog level.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+func trimList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isSlackUserID(s string) bool {
+	if len(s) < 3 || len(s) > 32 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,70 @@
+// Package kube is everything that talks to the Kubernetes API: finding
+// brokers, reading their status, logs and claims, informers, debug pods,
+// events and leases. Other packages never import client-go directly for
+// cluster access; they go through a *Client.
+package kube
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options are the limits and scope of a Client.
+type Options struct {
+	// Namespaces the bot may read and repair; empty means all it can read.
+	Namespaces []string
+	// LogTailBytes and LogTailLines bound every log read.
+	LogTailBytes int64
+	LogTailLines int64
+	// Selector is a label selector for Kafka pods; empty means the built-in ones.
+	Selector string
+}
+
+// Client is the bot's access to one cluster.
+type Client struct {
+	cs   kubernetes.Interface
+	opts Options
+}
+
+// New wraps a clientset (a real one, or client-go's fake in tests).
+func New(cs kubernetes.Interface, opts Options) *Client {
+	if opts.LogTailBytes <= 0 {
+		opts.LogTailBytes = 256 << 10
+	}
+	if opts.LogTailLines <= 0 {
+		opts.LogTailLines = 2000
+	}
+	return &Client{cs: cs, opts: opts}
+}
+
+// Clientset returns the underlying clientset.
+func (c *Client) Clientset() kubernetes.Interface { return c.cs }
+
+// Options returns the client's scope and limits.
+func (c *Client) Options() Options { return c.opts }
+
+// NamespaceAllowed reports whether ns is inside KAFKA_NAMESPACES (always
+// true when that list is empty).
+func (c *Client) NamespaceAllowed(ns string) bool {
+	return len(c.opts.Namespaces) == 0 || slices.Contains(c.opts.Namespaces, ns)
+}
+
+// RESTConfig loads a REST config: the kubeconfig's standard loading rules
+// (KUBECONFIG, ~/.kube/config), falling back to the in-cluster config.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = ""
+		rules.Precedence = filepath.SplitList(kubeconfig)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,77 @@
+// Package recovery holds repair plans and their executor: safety gates,
+// steps, the debug-pod script, per-broker locks and progress reporting.
+// It talks to Kubernetes only through internal/kube.
+package recovery
+
+import "context"
+
+// StepStatus is the state of one step of a repair.
+type StepStatus string
+
+// Step states reported while a plan runs.
+const (
+	StepStarted   StepStatus = "started"
+	StepDone      StepStatus = "done"
+	StepSkipped   StepStatus = "skipped" // already done (idempotent re-run)
+	StepFailed    StepStatus = "failed"
+	StepCleanedUp StepStatus = "cleaned-up"
+)
+
+// Progress is one report from a running repair.
+type Progress struct {
+	// Step is the step's one-line description.
+	Step   string
+	Status StepStatus
+	// Detail is extra text for people: what was seen, what moved where.
+	Detail string
+}
+
+// Outcome is how a repair ended.
+type Outcome string
+
+// Repair outcomes.
+const (
+	OutcomeRepaired   Outcome = "repaired"
+	OutcomeGateFailed Outcome = "gate-failed"
+	OutcomeFailed     Outcome = "failed"
+	OutcomeDryRun     Outcome = "dry-run"
+	OutcomeCrashAgain Outcome = "crashed-again"
+)
+
+// Summary is the final report of a repair.
+type Summary struct {
+	Outcome Outcome
+	// Text is a human summary: backup location and size, step durations,
+	// the new pod's state, or why it stopped.
+	Text string
+}
+
+// Reporter receives a repair's progress. Slack posts each report in the
+// message's thread; the CLI prints it; tests record it.
+type Reporter interface {
+	Report(ctx context.Context, p Progress)
+	Finish(ctx context.Context, s Summary)
+}
+
+// Request is an approved repair: what to repair and who decided. It is
+// built from a verified approval token (Slack) or from `bot repair --yes`.
+type Request struct {
+	// ApprovalID identifies the approval; the same ID never runs twice.
+	ApprovalID string
+	Namespace  string
+	Pod        string
+	// PodUID is the UID seen at diagnosis time; a recreated pod fails the gate.
+	PodUID string
+	// Rule is the finding's rule id and Action/Target its remedy.
+	Rule   string
+	Action string
+	Target string
+	// Requester asked for the diagnosis; Approver approved the repair.
+	Requester string
+	Approver  string
+	// Channel and ThreadTS locate the Slack thread to report in ("" from the CLI).
+	Channel  string
+	ThreadTS string
+	// DryRun stops before the first write and reports what would run.
+	DryRun bool
+}
