@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// setEnv sets the given variables for the test and clears every other
+// variable the Config reads, so the developer's environment cannot leak in.
+func setEnv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for _, name := range []string{"SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SLACK_API_URL", "KUBECONFIG",
+		"KAFKA_NAMESPACES", "KAFKA_POD_SELECTOR", "ALERT_CHANNEL", "SWEEP_SCHEDULE", "ALERT_REPEAT_INTERVAL",
+		"APPROVERS", "APPROVAL_SECRET", "APPROVAL_TTL", "FORBID_SELF_APPROVAL", "DRY_RUN", "DEBUG_IMAGE",
+		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "LEADER_ELECTION",
+		"POD_NAMESPACE", "LOG_LEVEL", "LOG_FORMAT", "HTTP_ADDR"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	setEnv(t, nil)
+	c, err := Load()
+	if err != nil {
+		t.Fatalf("Load with no environment: %v", err)
+	}
+	if c.SlackAPIURL != "https://slack.com/api/" || c.SweepSchedule != "@every 5m" || c.HTTPAddr != ":8080" {
+		t.Errorf("defaults: api=%q schedule=%q http=%q", c.SlackAPIURL, c.SweepSchedule, c.HTTPAddr)
+	}
+	if len(c.KafkaNamespaces) != 0 {
+		t.Errorf("KafkaNamespaces = %v, want empty (all)", c.KafkaNamespaces)
+	}
+}
+
+func TestLoadLists(t *testing.T) {
+	setEnv(t, map[string]string{"KAFKA_NAMESPACES": " kafka, ,streaming ", "APPROVERS": "U012ABCDEF,W0XYZ"})
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.KafkaNamespaces, "|") != "kafka|streaming" {
+		t.Errorf("KafkaNamespaces = %q", c.KafkaNamespaces)
+	}
+	if strings.Join(c.Approvers, "|") != "U012ABCDEF|W0XYZ" {
+		t.Errorf("Approvers = %q", c.Approvers)
+	}
+}
+
+func TestLoadNamesTheWrongVariable(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SWEEP_SCHEDULE": "every five minutes"}, "SWEEP_SCHEDULE"},
+		{map[string]string{"SLACK_API_URL": "ftp://example.invalid/"}, "SLACK_API_URL"},
+		{map[string]string{"SLACK_API_URL": "http://127.0.0.1:9/api"}, "must end with /"},
+		{map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		{map[string]string{"LOG_FORMAT": "xml"}, "LOG_FORMAT"},
+		{map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR"},
+		{map[string]string{"APPROVERS": "alice"}, "APPROVERS"},
+		{map[string]string{"WORKERS": "0"}, "WORKERS"},
+		{map[string]string{"WORKERS": "many"}, "WORKERS"},
+		{map[string]string{"APPROVAL_TTL": "-1m"}, "APPROVAL_TTL"},
+		{map[string]string{"LOG_TAIL_BYTES": "0"}, "LOG_TAIL_BYTES"},
+	}
+	for _, tt := range tests {
+		setEnv(t, tt.env)
+		_, err := Load()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Load(%v) error = %v, want it to mention %q", tt.env, err, tt.want)
+		}
+	}
+}
+
+func TestValidateServeNeverEchoesSecrets(t *testing.T) {
+	const secret = "xoxp-not-a-bot-token-but-secret-value"
+	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": secret, "APPROVAL_SECRET": "short"})
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.ValidateServe()
+	if err == nil || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN") {
+		t.Fatalf("ValidateServe = %v, want a SLACK_BOT_TOKEN error", err)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("error echoes the secret: %v", err)
+	}
+	c.SlackBotToken = "xoxb-test-placeholder"
+	if err := c.ValidateServe(); err == nil || !strings.Contains(err.Error(), "APPROVAL_SECRET") {
+		t.Errorf("ValidateServe = %v, want an APPROVAL_SECRET error", err)
+	}
+	c.ApprovalSecret = strings.Repeat("k", 32)
+	if err := c.ValidateServe(); err != nil {
+		t.Errorf("ValidateServe with valid values: %v", err)
+	}
+	if got := c.Secrets(); len(got) != 3 {
+		t.Errorf("Secrets() returned %d values, want 3", len(got))
+	}
+}
+
+// TestREADMEConfigTable keeps the README's configuration table generated
+// from the struct tags: edit the tags, then paste MarkdownTable() output.
+func TestREADMEConfigTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatalf("reading README.md: %v", err)
+	}
+	if !strings.Contains(string(readme), MarkdownTable()) {
+		t.Errorf("README.md's configuration table is out of date; replace it with:\n%s", MarkdownTable())
+	}
+}
