@@ -1,0 +1,118 @@
+// Package logging builds the bot's structured logger (log/slog) and makes
+// sure secrets never reach a log line: every message and attribute value
+// is scrubbed of the configured secret values and of anything shaped like
+// a Slack token.
+package logging
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Redacted replaces a secret in every log line.
+const Redacted = "[REDACTED]"
+
+// slackTokenPattern matches Slack tokens (bot, user, app-level, config) so
+// that even a token the bot was not told about is never logged.
+var slackTokenPattern = regexp.MustCompile(`\bx(?:ox[abprse]|app)-[0-9A-Za-z-]{6,}`)
+
+// Redactor scrubs known secrets and token-shaped strings from text.
+type Redactor struct {
+	secrets []string
+}
+
+// NewRedactor returns a Redactor for the given secret values; empty values
+// and values shorter than 6 bytes (too short to scrub safely) are ignored.
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= 6 {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	return r
+}
+
+// Redact returns s with every secret and token-shaped substring replaced.
+func (r *Redactor) Redact(s string) string {
+	for _, secret := range r.secrets {
+		s = strings.ReplaceAll(s, secret, Redacted)
+	}
+	return slackTokenPattern.ReplaceAllString(s, Redacted)
+}
+
+// New returns a logger writing to w. format is "json", "text" or "auto"
+// (JSON when running in a pod or when w is not a terminal, text otherwise).
+func New(w io.Writer, format string, level slog.Level, redactor *Redactor) *slog.Logger {
+	if format == "auto" {
+		format = "text"
+		if os.Getenv("KUBERNETES_SERVICE_HOST") != "" || !isTerminal(w) {
+			format = "json"
+		}
+	}
+	opts := &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			return redactAttr(redactor, a)
+		},
+	}
+	var h slog.Handler
+	if format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	} else {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return slog.New(&redactingHandler{Handler: h, redactor: redactor})
+}
+
+func redactAttr(r *Redactor, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		a.Value = slog.StringValue(r.Redact(a.Value.String()))
+	case slog.KindAny:
+		// Errors, Stringers and anything else are rendered, then scrubbed.
+		a.Value = slog.StringValue(r.Redact(fmt.Sprint(a.Value.Any())))
+	case slog.KindGroup:
+		attrs := a.Value.Group()
+		out := make([]slog.Attr, len(attrs))
+		for i, ga := range attrs {
+			out[i] = redactAttr(r, ga)
+		}
+		a.Value = slog.GroupValue(out...)
+	}
+	return a
+}
+
+// redactingHandler scrubs the record's message; attribute values are
+// scrubbed by ReplaceAttr of the wrapped handler.
+type redactingHandler struct {
+	slog.Handler
+	redactor *Redactor
+}
+
+func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	rec.Message = h.redactor.Redact(rec.Message)
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &redactingHandler{Handler: h.Handler.WithAttrs(attrs), redactor: h.redactor}
+}
+
+func (h *redactingHandler) WithGroup(name string) slog.Handler {
+	return &redactingHandler{Handler: h.Handler.WithGroup(name), redactor: h.redactor}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
