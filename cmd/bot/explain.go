@@ -2,11 +2,221 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
-// runExplain is a placeholder until its issue lands; it says so instead of pretending.
-func runExplain(_ context.Context, _ []string, _ io.Reader, _, _ io.Writer) error {
-	return errors.New("not implemented yet")
+// explainOptions are the parsed arguments of `bot explain`.
+type explainOptions struct {
+	file   string // path, or "-" for stdin
+	output string // "text" or "json"
+	role   diagnose.Role
+	rules  string // optional site rules file
+}
+
+// runExplain classifies a Kafka log file offline:
+//
+//	bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-
+//
+// The file is streamed, never read whole. No finding is not an error.
+func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	opts, err := parseExplainArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	engine := diagnose.Default()
+	if opts.rules != "" {
+		extra, err := diagnose.LoadRulesFile(opts.rules)
+		if err != nil {
+			return err
+		}
+		if engine, err = diagnose.NewEngine(extra...); err != nil {
+			return fmt.Errorf("site rules %s: %w", opts.rules, err)
+		}
+	}
+
+	name, in := "standard input", stdin
+	if opts.file != "-" {
+		f, err := os.Open(opts.file)
+		if err != nil {
+			return fmt.Errorf("opening log file: %w", err)
+		}
+		defer f.Close()
+		name, in = opts.file, f
+	}
+	counted := &countingReader{ctx: ctx, r: in}
+	findings, err := engine.DiagnoseReader(counted, diagnose.Snapshot{Role: opts.role})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	if findings == nil {
+		findings = []diagnose.Finding{}
+	}
+	if opts.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Findings []diagnose.Finding `json:"findings"`
+		}{findings}); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		return nil
+	}
+	if err := writeExplainText(stdout, name, counted.n, opts.role, findings); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// parseExplainArgs parses flags given before or after the file argument.
+func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-")
+		fs.PrintDefaults()
+	}
+	var opts explainOptions
+	var role string
+	fs.StringVar(&opts.output, "output", "text", "output format: text or json")
+	fs.StringVar(&opts.output, "o", "text", "shorthand for --output")
+	fs.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
+	fs.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
+
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return opts, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(positional) == 0:
+		return opts, fmt.Errorf("%w: missing FILE (use - for standard input)", errUsage)
+	case len(positional) > 1:
+		return opts, fmt.Errorf("%w: one FILE expected, got %q", errUsage, positional)
+	}
+	opts.file = positional[0]
+	if opts.output != "text" && opts.output != "json" {
+		return opts, fmt.Errorf("%w: --output must be text or json, not %q", errUsage, opts.output)
+	}
+	switch r := diagnose.Role(role); r {
+	case diagnose.RoleUnknown, diagnose.RoleBroker, diagnose.RoleController, diagnose.RoleCombined, diagnose.RoleZooKeeper:
+		opts.role = r
+	default:
+		return opts, fmt.Errorf("%w: --role must be broker, controller or combined, not %q", errUsage, role)
+	}
+	return opts, nil
+}
+
+// countingReader counts bytes read and stops when ctx is done (Ctrl-C on
+// a slow pipe).
+type countingReader struct {
+	ctx context.Context
+	r   io.Reader
+	n   int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeExplainText renders findings for a person reading a terminal.
+func writeExplainText(w io.Writer, name string, bytesRead int64, role diagnose.Role, findings []diagnose.Finding) error {
+	var b strings.Builder
+	if len(findings) == 0 {
+		fmt.Fprintf(&b, "No known failure pattern in %s (%d bytes read).\n", name, bytesRead)
+		b.WriteString("Nothing here matches the knowledge base. Read the end of the log by hand, and check the pod\n")
+		b.WriteString("status (kubectl describe pod: OOMKilled, probe failures), which a log file does not contain.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	plural := "s"
+	if len(findings) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "%d finding%s in %s (%d bytes read), most likely first.\n", len(findings), plural, name, bytesRead)
+	if role == diagnose.RoleUnknown {
+		b.WriteString("Role not given (--role): taken from the log where it says, else unknown (no automated repair).\n")
+	}
+	for i, f := range findings {
+		fmt.Fprintf(&b, "\n#%d  %s  %s  (confidence %.2f)\n", i+1, strings.ToUpper(string(f.Severity)), f.Rule, f.Confidence)
+		fmt.Fprintf(&b, "    %s\n", f.Title)
+		b.WriteString("\n    What it means:\n")
+		for j, para := range strings.Split(f.Explanation, "\n\n") {
+			if j > 0 {
+				b.WriteByte('\n')
+			}
+			writeWrapped(&b, para, "      ", "", 96)
+		}
+		if len(f.Evidence) > 0 {
+			b.WriteString("\n    Evidence:\n")
+			for _, ev := range f.Evidence {
+				fmt.Fprintf(&b, "      | %s\n", shorten(ev, 220))
+			}
+		}
+		if o := f.Offsets; o != nil {
+			verdict := "next == log start: controller-side problem, ESCALATE"
+			if o.LocalDivergence {
+				verdict = "next > log start: this node's copy diverged"
+			}
+			fmt.Fprintf(&b, "\n    Offsets: first %d, next %d, log start %d (%s)\n", o.FirstOffset, o.NextOffset, o.LogStartOffset, verdict)
+		}
+		r := f.Remedy
+		if r.Automated {
+			fmt.Fprintf(&b, "\n    Remedy: AUTOMATED after approval: %s on %q (risk %s)\n", r.Action, r.Target, f.Risk)
+		} else {
+			fmt.Fprintf(&b, "\n    Remedy: MANUAL (%s), risk %s\n", r.Action, f.Risk)
+		}
+		for j, step := range r.Steps {
+			writeWrapped(&b, fmt.Sprintf("%d. %s", j+1, step), "      ", "   ", 96)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeWrapped writes text wrapped at width columns, every line indented
+// and continuation lines indented further by hang.
+func writeWrapped(b *strings.Builder, text, indent, hang string, width int) {
+	col := 0
+	for i, word := range strings.Fields(text) {
+		switch {
+		case i == 0:
+			b.WriteString(indent)
+			col = len(indent)
+		case col+1+len(word) > width:
+			b.WriteString("\n" + indent + hang)
+			col = len(indent) + len(hang)
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += len(word)
+	}
+	b.WriteByte('\n')
+}
+
+// shorten cuts s to at most n bytes, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
 }

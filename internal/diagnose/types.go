@@ -177,4 +177,10 @@ type Finding struct {
 	Remedy      Remedy   `json:"remedy"`
 	// Offsets is set for metadata-log-offset-mismatch.
 	Offsets *OffsetTriage `json:"offsets,omitempty"`
+	// Role is the node role the remedy was decided for: the Snapshot's
+	// role, or the role the log states when the Snapshot's is unknown.
+	Role Role `json:"role,omitempty"`
+	// RoleSource says where Role came from: "pod", "log: <line>" or
+	// "unknown". It is set for findings whose remedy depends on the role.
+	RoleSource string `json:"roleSource,omitempty"`
 }

@@ -1,0 +1,205 @@
+package diagnose
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Engine matches Snapshots against a compiled knowledge base. It is
+// immutable after NewEngine and safe for concurrent use.
+type Engine struct {
+	rules    []*compiledRule
+	patterns []*compiledPattern
+	scanner  *literalScanner
+	// byKeyword[k] lists the patterns that keyword k lets through.
+	byKeyword [][]int32
+	// always lists patterns without a usable keyword: they run on every line.
+	always []int32
+}
+
+// part says what a pattern contributes to its rule.
+type part uint8
+
+const (
+	partAll part = iota
+	partAny
+	partNone
+	partDowngrade
+	partStatusLog
+	partRole
+)
+
+// compiledPattern is one regular expression of one rule (or of the role
+// detector), with the literals that must occur for it to match.
+type compiledPattern struct {
+	re       *regexp.Regexp
+	keywords []string
+	rule     int // index into Engine.rules; -1 for role markers
+	part     part
+	slot     int // index within the part (All, Downgrades) or role marker kind
+	captures bool
+}
+
+// patternGroup is one list of a rule's patterns and what it contributes.
+type patternGroup struct {
+	list []string
+	part part
+}
+
+// compiledRule is a validated Rule with its compiled status conditions.
+type compiledRule struct {
+	Rule
+	events []*regexp.Regexp
+}
+
+// hasLog reports whether the rule has All or Any log patterns.
+func (r *compiledRule) hasLog() bool { return len(r.Match.All)+len(r.Match.Any) > 0 }
+
+// NewEngine compiles the embedded rules plus extra ones. An extra rule
+// whose id matches an embedded rule replaces it (a site knows its own
+// clusters better than our defaults); two extra rules with the same id are
+// an error.
+func NewEngine(extra ...Rule) (*Engine, error) {
+	builtin, err := BuiltinRules()
+	if err != nil {
+		return nil, err
+	}
+	return newEngine(builtin, extra)
+}
+
+var (
+	defaultOnce   sync.Once
+	defaultEngine *Engine
+)
+
+// Default returns the engine of the embedded rules. It panics only if the
+// embedded rules.yaml is broken, which the package's tests rule out.
+func Default() *Engine {
+	defaultOnce.Do(func() {
+		e, err := NewEngine()
+		if err != nil {
+			panic(fmt.Sprintf("diagnose: embedded rules are broken: %v", err))
+		}
+		defaultEngine = e
+	})
+	return defaultEngine
+}
+
+func newEngine(builtin, extra []Rule) (*Engine, error) {
+	rules := slices.Clone(builtin)
+	index := make(map[string]int, len(rules))
+	for i, r := range rules {
+		index[r.ID] = i
+	}
+	seenExtra := make(map[string]bool, len(extra))
+	for _, r := range extra {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		if seenExtra[r.ID] {
+			return nil, fmt.Errorf("rule %q is given twice", r.ID)
+		}
+		seenExtra[r.ID] = true
+		if i, ok := index[r.ID]; ok {
+			rules[i] = r
+			continue
+		}
+		index[r.ID] = len(rules)
+		rules = append(rules, r)
+	}
+
+	e := &Engine{}
+	add := func(expr string, rule int, p part, slot int) error {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return fmt.Errorf("compiling %q: %w", expr, err)
+		}
+		e.patterns = append(e.patterns, &compiledPattern{
+			re: re, keywords: requiredLiterals(expr),
+			rule: rule, part: p, slot: slot, captures: re.NumSubexp() > 0,
+		})
+		return nil
+	}
+	for ri, r := range rules {
+		cr := &compiledRule{Rule: r}
+		groups := []patternGroup{{r.Match.All, partAll}, {r.Match.Any, partAny}, {r.Match.None, partNone}}
+		if r.Status != nil {
+			groups = append(groups, patternGroup{r.Status.Log, partStatusLog})
+			for _, ev := range r.Status.Events {
+				re, err := regexp.Compile(ev)
+				if err != nil {
+					return nil, fmt.Errorf("rule %q: status.events: %w", r.ID, err)
+				}
+				cr.events = append(cr.events, re)
+			}
+		}
+		for _, g := range groups {
+			for slot, expr := range g.list {
+				if err := add(expr, ri, g.part, slot); err != nil {
+					return nil, fmt.Errorf("rule %q: %w", r.ID, err)
+				}
+			}
+		}
+		for slot, d := range r.Downgrades {
+			for _, expr := range d.When {
+				if err := add(expr, ri, partDowngrade, slot); err != nil {
+					return nil, fmt.Errorf("rule %q: %w", r.ID, err)
+				}
+			}
+		}
+		e.rules = append(e.rules, cr)
+	}
+	for kind, expr := range roleMarkerPatterns {
+		if err := add(expr, -1, partRole, kind); err != nil {
+			return nil, err
+		}
+	}
+
+	var keywords []string
+	for pi, p := range e.patterns {
+		if len(p.keywords) == 0 {
+			e.always = append(e.always, int32(pi))
+			continue
+		}
+		for _, k := range p.keywords {
+			keywords = append(keywords, k)
+			e.byKeyword = append(e.byKeyword, []int32{int32(pi)})
+		}
+	}
+	e.scanner = newLiteralScanner(keywords)
+	return e, nil
+}
+
+// Rules returns the engine's rules (embedded ones, with site overrides
+// applied, then site additions).
+func (e *Engine) Rules() []Rule {
+	out := make([]Rule, len(e.rules))
+	for i, r := range e.rules {
+		out[i] = r.Rule
+	}
+	return out
+}
+
+// Diagnose returns the findings for s, best first. It reads s.Log.
+func (e *Engine) Diagnose(s Snapshot) []Finding {
+	// A strings.Reader never fails, so neither does DiagnoseReader here.
+	findings, _ := e.DiagnoseReader(strings.NewReader(s.Log), s)
+	return findings
+}
+
+// DiagnoseReader reads a log from r line by line (s.Log is ignored) and
+// returns the findings for it and s's pod status, best first: higher
+// severity, then higher confidence, then more specific evidence. Memory
+// stays bounded whatever the input: lines are cut at MaxLineBytes and
+// each rule keeps at most MaxEvidenceLines lines. Its only error is r's.
+func (e *Engine) DiagnoseReader(r io.Reader, s Snapshot) ([]Finding, error) {
+	sc := newScan(e)
+	if err := sc.run(r); err != nil {
+		return nil, fmt.Errorf("reading log: %w", err)
+	}
+	return sc.findings(&s), nil
+}

@@ -1,0 +1,233 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// findings turns the scan's state into ordered findings for s.
+func (sc *scan) findings(s *Snapshot) []Finding {
+	role, roleSource := sc.role.resolveRole(s)
+	type ranked struct {
+		f           Finding
+		specificity int
+	}
+	var out []ranked
+	for i, r := range sc.e.rules {
+		st := &sc.rules[i]
+		statusEvidence, statusOK := r.statusHolds(s, st)
+		if !r.fires(st, statusOK) {
+			continue
+		}
+		f := sc.build(r, st, s, role, roleSource)
+		f.Evidence = append(f.Evidence, statusEvidence...)
+		out = append(out, ranked{f: f, specificity: st.specificity + len(statusEvidence)})
+	}
+	slices.SortStableFunc(out, func(a, b ranked) int {
+		return cmp.Or(
+			cmp.Compare(severityRank(b.f.Severity), severityRank(a.f.Severity)),
+			cmp.Compare(b.f.Confidence, a.f.Confidence),
+			cmp.Compare(b.specificity, a.specificity),
+			cmp.Compare(a.f.Rule, b.f.Rule),
+		)
+	})
+	findings := make([]Finding, len(out))
+	for i := range out {
+		findings[i] = out[i].f
+	}
+	return findings
+}
+
+// fires decides whether the rule matched, from its log part and status part.
+func (r *compiledRule) fires(st *ruleState, statusOK bool) bool {
+	if st.noneHit {
+		return false
+	}
+	logOK := r.hasLog() && !slices.Contains(st.allHit, false) &&
+		(len(r.Match.Any) == 0 || st.anyHit) && st.lines >= r.Match.MinLines
+	switch {
+	case r.Status == nil:
+		return logOK
+	case !r.hasLog():
+		return statusOK
+	case r.Status.Mode == StatusEither:
+		return logOK || statusOK
+	default:
+		return logOK && statusOK
+	}
+}
+
+// statusHolds evaluates the rule's status conditions against the pod and
+// returns a description of each condition that held.
+func (r *compiledRule) statusHolds(s *Snapshot, st *ruleState) ([]string, bool) {
+	cond := r.Status
+	if cond == nil {
+		return nil, false
+	}
+	var evidence []string
+	c := s.Kafka()
+	if c != nil {
+		for _, t := range []struct {
+			label string
+			term  *Termination
+		}{{"last terminated", c.LastTerminated}, {"terminated", c.Terminated}} {
+			if t.term == nil {
+				continue
+			}
+			if slices.Contains(cond.ExcludeReasons, t.term.Reason) {
+				return nil, false
+			}
+			if slices.Contains(cond.Reasons, t.term.Reason) || slices.Contains(cond.ExitCodes, t.term.ExitCode) {
+				evidence = append(evidence, fmt.Sprintf("pod status: container %q %s with reason %q, exit code %d",
+					c.Name, t.label, t.term.Reason, t.term.ExitCode))
+			}
+		}
+		if c.WaitingReason != "" && slices.Contains(cond.WaitingReasons, c.WaitingReason) {
+			evidence = append(evidence, fmt.Sprintf("pod status: container %q waiting: %s", c.Name, c.WaitingReason))
+		}
+	}
+	for _, re := range r.events {
+		for _, ev := range s.Events {
+			if re.MatchString(ev) {
+				evidence = append(evidence, "event: "+validUTF8(ev))
+				break
+			}
+		}
+	}
+	return evidence, len(evidence) > 0 || st.statusLogHit
+}
+
+// build makes the finding of a rule that fired.
+func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, roleSource string) Finding {
+	f := Finding{
+		Rule:       r.ID,
+		Title:      r.Title,
+		Severity:   r.Severity,
+		Confidence: r.Confidence,
+		Risk:       r.Risk,
+		Evidence:   []string{},
+	}
+	slices.SortFunc(st.evidence, func(a, b evidenceLine) int { return cmp.Compare(a.n, b.n) })
+	for _, ev := range st.evidence {
+		f.Evidence = append(f.Evidence, ev.text)
+	}
+	notes := []string{strings.TrimSpace(r.Explanation)}
+	f.Remedy = Remedy{Action: r.Remedy.Label, Steps: slices.Clone(r.Remedy.Steps)}
+	manualOnly := false
+	for i, d := range r.Downgrades {
+		if !st.downHit[i] {
+			continue
+		}
+		if d.Severity != "" {
+			f.Severity = d.Severity
+		}
+		if d.Confidence > 0 {
+			f.Confidence = d.Confidence
+		}
+		manualOnly = manualOnly || d.Manual
+		notes = append(notes, strings.TrimSpace(d.Note))
+		if len(d.Steps) > 0 {
+			f.Remedy = Remedy{Action: d.Label, Steps: slices.Clone(d.Steps)}
+		}
+	}
+
+	auto := r.Remedy.Automated
+	if auto == nil {
+		f.Explanation = strings.Join(notes, "\n\n")
+		return f
+	}
+
+	// Rules with an automated repair: the role decides, then the triage.
+	f.Role, f.RoleSource = role, roleSource
+	if role != RoleBroker && r.NonBrokerRisk != "" {
+		f.Risk = r.NonBrokerRisk
+	}
+	target := auto.Target
+	if auto.TargetFrom != "" {
+		target = trimPath(st.captures[auto.TargetFrom], auto.TargetKeep)
+	}
+	f.Remedy.Target = target
+	notes = append(notes, describeRole(role, roleSource))
+
+	allowed := !manualOnly
+	if r.Triage == TriageMetadataOffsets {
+		triage, note := metadataOffsets(st.captures)
+		f.Offsets = triage
+		notes = append(notes, note)
+		switch {
+		case triage == nil:
+			allowed = false
+		case !triage.LocalDivergence && r.Remedy.Escalate != nil:
+			esc := r.Remedy.Escalate
+			notes = append(notes, strings.TrimSpace(esc.Explanation))
+			f.Remedy = Remedy{Action: esc.Label, Steps: slices.Clone(esc.Steps)}
+			f.Explanation = strings.Join(notes, "\n\n")
+			return f
+		case !triage.LocalDivergence:
+			allowed = false
+		}
+	}
+	switch {
+	case !allowed:
+	case target == "":
+		allowed = false
+		notes = append(notes, "The bot could not read what to act on from the log, so the repair is left to a person.")
+	case role != RoleBroker:
+		allowed = false
+		notes = append(notes, "Not automated: the bot repairs volumes only on broker-only KRaft nodes; "+
+			"on a "+roleName(role)+" node a person follows the steps below.")
+	}
+	if allowed {
+		f.Remedy = Remedy{Automated: true, Action: auto.Action, Target: target, Steps: slices.Clone(auto.Steps)}
+	}
+	f.Explanation = strings.Join(notes, "\n\n")
+	return f
+}
+
+func roleName(r Role) string {
+	if r == RoleUnknown {
+		return "unknown-role"
+	}
+	return string(r)
+}
+
+// trimPath keeps the last keep elements of a captured path (all when keep
+// is 0), trimming quotes and spaces around it.
+func trimPath(p string, keep int) string {
+	p = strings.Trim(strings.TrimSpace(p), `'"`)
+	if p == "" || keep <= 0 {
+		return p
+	}
+	parts := strings.Split(strings.Trim(path.Clean(p), "/"), "/")
+	if len(parts) > keep {
+		parts = parts[len(parts)-keep:]
+	}
+	return strings.Join(parts, "/")
+}
+
+// metadataOffsets parses the offsets of an UnexpectedAppendOffsetException
+// and says in a sentence what they mean. It returns nil when one is missing.
+func metadataOffsets(captures map[string]string) (*OffsetTriage, string) {
+	var vals [3]int64
+	for i, name := range []string{"first", "next", "logstart"} {
+		v, err := strconv.ParseInt(captures[name], 10, 64)
+		if err != nil {
+			return nil, "The offsets (First offset, next offset, Log start offset) could not be read from the log, " +
+				"so the bot cannot tell a local divergence from a controller-side problem; the repair is left to a person."
+		}
+		vals[i] = v
+	}
+	t := &OffsetTriage{FirstOffset: vals[0], NextOffset: vals[1], LogStartOffset: vals[2]}
+	t.LocalDivergence = t.NextOffset > t.LogStartOffset
+	if t.LocalDivergence {
+		return t, fmt.Sprintf("Offsets: first %d, next %d, log start %d. The next offset is above the log start offset: "+
+			"this node's own copy of the metadata log diverged from the quorum after it was loaded, "+
+			"so discarding that copy and re-fetching it is the remedy.", t.FirstOffset, t.NextOffset, t.LogStartOffset)
+	}
+	return t, fmt.Sprintf("Offsets: first %d, next %d, log start %d. The next offset is not above the log start offset.",
+		t.FirstOffset, t.NextOffset, t.LogStartOffset)
+}

@@ -1,0 +1,298 @@
+package diagnose
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Rule is one entry of the knowledge base: how to recognise one failure
+// class in a pod's log and status, and what to do about it. Rules are data:
+// the built-in ones live in rules.yaml, a site can add or override rules
+// with LoadRulesFile. The JSON tags are the YAML field names.
+type Rule struct {
+	// ID names the failure class, e.g. "metadata-log-offset-mismatch".
+	ID string `json:"id"`
+	// Title is a one-line summary for people.
+	Title string `json:"title"`
+	// Severity is how bad the problem is for the pod.
+	Severity Severity `json:"severity"`
+	// Confidence is how sure a match makes us, in (0, 1].
+	Confidence float64 `json:"confidence"`
+	// Risk is the risk of applying the remedy on a broker-only node.
+	Risk Risk `json:"risk"`
+	// NonBrokerRisk, when set, is the remedy's risk on every other role
+	// (controller, combined, unknown, ZooKeeper mode).
+	NonBrokerRisk Risk `json:"nonBrokerRisk,omitempty"`
+	// Explanation says what the problem means, for people.
+	Explanation string `json:"explanation"`
+	// Match holds the log patterns.
+	Match LogMatch `json:"match,omitempty"`
+	// Status holds optional pod-status conditions.
+	Status *StatusMatch `json:"status,omitempty"`
+	// Downgrades soften a finding when the log shows a mitigating sign.
+	Downgrades []Downgrade `json:"downgrades,omitempty"`
+	// Triage names a built-in analysis that refines the finding; the only
+	// one is "metadata-offsets" (see TriageMetadataOffsets).
+	Triage string `json:"triage,omitempty"`
+	// Remedy is what to do.
+	Remedy RemedySpec `json:"remedy"`
+}
+
+// TriageMetadataOffsets is the Rule.Triage value that parses First offset,
+// next offset and Log start offset from an UnexpectedAppendOffsetException
+// (named groups first, next, logstart) into Finding.Offsets and allows the
+// automated remedy only when next offset > log start offset.
+const TriageMetadataOffsets = "metadata-offsets"
+
+// LogMatch lists regular expressions (Go RE2 syntax) matched against each
+// log line. A rule's log part matches when every All pattern matched some
+// line, at least one Any pattern matched (if Any is not empty), and at
+// least MinLines lines matched an All or Any pattern. A None pattern that
+// matches any line vetoes the rule entirely.
+type LogMatch struct {
+	All      []string `json:"all,omitempty"`
+	Any      []string `json:"any,omitempty"`
+	None     []string `json:"none,omitempty"`
+	MinLines int      `json:"minLines,omitempty"`
+}
+
+// Status modes: how a rule's status conditions combine with its log part.
+const (
+	// StatusRequire needs both the log part and a status condition.
+	StatusRequire = "require"
+	// StatusEither fires on the log part or on a status condition alone.
+	StatusEither = "either"
+)
+
+// StatusMatch is a set of pod-status conditions; it holds when any one of
+// them holds and no terminated reason is in ExcludeReasons. A rule with a
+// status block and no log patterns fires on status alone.
+type StatusMatch struct {
+	// Mode is StatusRequire (the default) or StatusEither.
+	Mode string `json:"mode,omitempty"`
+	// ExitCodes match the Kafka container's current or last termination.
+	ExitCodes []int32 `json:"exitCodes,omitempty"`
+	// Reasons match the termination reason, e.g. "OOMKilled".
+	Reasons []string `json:"reasons,omitempty"`
+	// ExcludeReasons veto the status part when a termination has one of them.
+	ExcludeReasons []string `json:"excludeReasons,omitempty"`
+	// WaitingReasons match the waiting reason, e.g. "CrashLoopBackOff".
+	WaitingReasons []string `json:"waitingReasons,omitempty"`
+	// Events are regular expressions matched against the pod's events.
+	Events []string `json:"events,omitempty"`
+	// Log are regular expressions for log lines that count as the same
+	// evidence as the status (e.g. "Terminating process due to signal SIGTERM").
+	Log []string `json:"log,omitempty"`
+}
+
+// Downgrade softens a finding when any of its When patterns matches a line.
+type Downgrade struct {
+	When []string `json:"when"`
+	// Severity and Confidence replace the rule's when set.
+	Severity   Severity `json:"severity,omitempty"`
+	Confidence float64  `json:"confidence,omitempty"`
+	// Manual withdraws the automated remedy.
+	Manual bool `json:"manual,omitempty"`
+	// Note is appended to the explanation.
+	Note string `json:"note"`
+	// Label and Steps, when Steps is set, replace the manual remedy.
+	Label string   `json:"label,omitempty"`
+	Steps []string `json:"steps,omitempty"`
+}
+
+// RemedySpec is a rule's remedy. Label and Steps are the manual remedy,
+// used whenever the automated one is absent or not allowed.
+type RemedySpec struct {
+	Label     string          `json:"label"`
+	Steps     []string        `json:"steps"`
+	Automated *AutomatedSpec  `json:"automated,omitempty"`
+	Escalate  *EscalationSpec `json:"escalate,omitempty"`
+}
+
+// AutomatedSpec is a repair the bot can run itself, after approval, on a
+// broker-only node (never on a controller, combined or unknown-role node).
+type AutomatedSpec struct {
+	// Action is one of the Action* constants.
+	Action string `json:"action"`
+	// Target is a fixed target relative to the log dir...
+	Target string `json:"target,omitempty"`
+	// ...or TargetFrom names a regex capture group that holds it, of which
+	// TargetKeep (when > 0) keeps the last path elements.
+	TargetFrom string `json:"targetFrom,omitempty"`
+	TargetKeep int    `json:"targetKeep,omitempty"`
+	// Steps describe what the automated repair does.
+	Steps []string `json:"steps"`
+}
+
+// EscalationSpec replaces the remedy when a triage decides a person must
+// take over (e.g. next offset == log start offset).
+type EscalationSpec struct {
+	Label       string   `json:"label"`
+	Explanation string   `json:"explanation"`
+	Steps       []string `json:"steps"`
+}
+
+var (
+	ruleIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*[a-z0-9]$`)
+	severities    = []Severity{SeverityInfo, SeverityLow, SeverityMedium, SeverityHigh, SeverityCritical}
+	risks         = []Risk{RiskNone, RiskLow, RiskMedium, RiskHigh}
+	actions       = []string{ActionMoveMetadataLog, ActionMoveForeignDir, ActionMoveCheckpointFile, ActionMoveIndexFiles}
+)
+
+// severityRank orders severities; unknown ones rank lowest.
+func severityRank(s Severity) int {
+	for i, v := range severities {
+		if v == s {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Validate checks a rule; its error names the rule and the field.
+func (r *Rule) Validate() error {
+	var errs []string
+	fail := func(field, format string, args ...any) {
+		errs = append(errs, field+": "+fmt.Sprintf(format, args...))
+	}
+	if !ruleIDPattern.MatchString(r.ID) {
+		fail("id", "%q must be lower-case letters, digits and dashes", r.ID)
+	}
+	if strings.TrimSpace(r.Title) == "" {
+		fail("title", "is required")
+	}
+	if severityRank(r.Severity) == 0 {
+		fail("severity", "%q is not one of %v", r.Severity, severities)
+	}
+	if r.Confidence <= 0 || r.Confidence > 1 {
+		fail("confidence", "%v is not in (0, 1]", r.Confidence)
+	}
+	if !validRisk(r.Risk) {
+		fail("risk", "%q is not one of %v", r.Risk, risks)
+	}
+	if r.NonBrokerRisk != "" && !validRisk(r.NonBrokerRisk) {
+		fail("nonBrokerRisk", "%q is not one of %v", r.NonBrokerRisk, risks)
+	}
+	if strings.TrimSpace(r.Explanation) == "" {
+		fail("explanation", "is required")
+	}
+	checkPatterns := func(field string, list []string) {
+		for i, p := range list {
+			if _, err := regexp.Compile(p); err != nil {
+				fail(fmt.Sprintf("%s[%d]", field, i), "invalid regular expression: %v", err)
+			}
+		}
+	}
+	checkPatterns("match.all", r.Match.All)
+	checkPatterns("match.any", r.Match.Any)
+	checkPatterns("match.none", r.Match.None)
+	if r.Match.MinLines < 0 {
+		fail("match.minLines", "%d is negative", r.Match.MinLines)
+	}
+	hasLog := len(r.Match.All)+len(r.Match.Any) > 0
+	if r.Status != nil {
+		st := r.Status
+		if st.Mode != "" && st.Mode != StatusRequire && st.Mode != StatusEither {
+			fail("status.mode", "%q is not %q or %q", st.Mode, StatusRequire, StatusEither)
+		}
+		if len(st.ExitCodes)+len(st.Reasons)+len(st.WaitingReasons)+len(st.Events)+len(st.Log) == 0 {
+			fail("status", "has no condition (exitCodes, reasons, waitingReasons, events or log)")
+		}
+		checkPatterns("status.events", st.Events)
+		checkPatterns("status.log", st.Log)
+	} else if !hasLog {
+		fail("match", "needs at least one all or any pattern, or a status block")
+	}
+	for i, d := range r.Downgrades {
+		field := fmt.Sprintf("downgrades[%d]", i)
+		if len(d.When) == 0 {
+			fail(field+".when", "is required")
+		}
+		checkPatterns(field+".when", d.When)
+		if d.Severity != "" && severityRank(d.Severity) == 0 {
+			fail(field+".severity", "%q is not one of %v", d.Severity, severities)
+		}
+		if d.Confidence < 0 || d.Confidence > 1 {
+			fail(field+".confidence", "%v is not in [0, 1]", d.Confidence)
+		}
+		if strings.TrimSpace(d.Note) == "" {
+			fail(field+".note", "is required")
+		}
+		if len(d.Steps) > 0 && strings.TrimSpace(d.Label) == "" {
+			fail(field+".label", "is required with steps")
+		}
+	}
+	if r.Triage != "" && r.Triage != TriageMetadataOffsets {
+		fail("triage", "%q is not a known triage (known: %q)", r.Triage, TriageMetadataOffsets)
+	}
+	r.validateRemedy(fail)
+	if len(errs) > 0 {
+		return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (r *Rule) validateRemedy(fail func(field, format string, args ...any)) {
+	rem := r.Remedy
+	if strings.TrimSpace(rem.Label) == "" {
+		fail("remedy.label", "is required")
+	}
+	if len(rem.Steps) == 0 {
+		fail("remedy.steps", "needs at least one manual step")
+	}
+	if a := rem.Automated; a != nil {
+		if !validAction(a.Action) {
+			fail("remedy.automated.action", "%q is not one of %v", a.Action, actions)
+		}
+		if (a.Target == "") == (a.TargetFrom == "") {
+			fail("remedy.automated", "needs exactly one of target or targetFrom")
+		}
+		if a.TargetKeep < 0 {
+			fail("remedy.automated.targetKeep", "%d is negative", a.TargetKeep)
+		}
+		if a.TargetFrom != "" && !r.capturesGroup(a.TargetFrom) {
+			fail("remedy.automated.targetFrom", "no match pattern has a capture group named %q", a.TargetFrom)
+		}
+		if len(a.Steps) == 0 {
+			fail("remedy.automated.steps", "needs at least one step")
+		}
+	}
+	if e := rem.Escalate; e != nil {
+		if e.Label == "" || e.Explanation == "" || len(e.Steps) == 0 {
+			fail("remedy.escalate", "needs label, explanation and steps")
+		}
+	}
+}
+
+// capturesGroup reports whether an all or any pattern has the named group.
+func (r *Rule) capturesGroup(name string) bool {
+	for _, p := range append(append([]string(nil), r.Match.All...), r.Match.Any...) {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			continue
+		}
+		if re.SubexpIndex(name) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func validRisk(r Risk) bool {
+	for _, v := range risks {
+		if v == r {
+			return true
+		}
+	}
+	return false
+}
+
+func validAction(a string) bool {
+	for _, v := range actions {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}
