@@ -2,11 +2,407 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
-// runDiagnose is a placeholder until its issue lands; it says so instead of pretending.
-func runDiagnose(_ context.Context, _ []string, _ io.Reader, _, _ io.Writer) error {
-	return errors.New("not implemented yet")
+// diagnoseTimeout bounds one `bot diagnose` run (pod lookup, reads, engine).
+const diagnoseTimeout = 2 * time.Minute
+
+const diagnoseUsage = "usage: bot diagnose [-n NAMESPACE] POD [--output text|json]"
+
+// findingEngine is what `bot diagnose` needs of the diagnosis engine
+// (*diagnose.Engine).
+type findingEngine interface {
+	Diagnose(s diagnose.Snapshot) []diagnose.Finding
+}
+
+// diagnoseArgs are the parsed arguments of `bot diagnose`.
+type diagnoseArgs struct {
+	namespace string
+	pod       string
+	output    string
+}
+
+// runDiagnose is `bot diagnose`: find one Kafka pod of the live cluster,
+// read it, run the diagnosis engine and print the findings with the facts
+// they were drawn from. It only reads the cluster.
+func runDiagnose(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	a, err := parseDiagnoseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, diagnoseUsage)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v\n%s", errUsage, err, diagnoseUsage)
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	engine, err := diagnoseEngine(cfg)
+	if err != nil {
+		return err
+	}
+	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.UserAgent = "kafkabot-diagnose"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	client := kube.New(cs, kube.Options{
+		Namespaces:   cfg.KafkaNamespaces,
+		LogTailBytes: cfg.LogTailBytes,
+		LogTailLines: cfg.LogTailLines,
+		Selector:     cfg.KafkaSelector,
+	})
+	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
+	defer cancel()
+	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
+	if err != nil {
+		return err
+	}
+	return diagnosePod(ctx, client, engine, ns, pod, a.output, stdout)
+}
+
+// diagnoseEngine returns the built-in engine, plus the rules of
+// RULES_FILE when one is configured.
+func diagnoseEngine(cfg *config.Config) (findingEngine, error) {
+	if cfg.RulesFile == "" {
+		return diagnose.Default(), nil
+	}
+	extra, err := diagnose.LoadRulesFile(cfg.RulesFile)
+	if err != nil {
+		return nil, fmt.Errorf("RULES_FILE: %w", err)
+	}
+	e, err := diagnose.NewEngine(extra...)
+	if err != nil {
+		return nil, fmt.Errorf("RULES_FILE %s: %w", cfg.RulesFile, err)
+	}
+	return e, nil
+}
+
+// parseDiagnoseArgs accepts flags before or after the pod name:
+// -n/--namespace NS and -o/--output text|json.
+func parseDiagnoseArgs(args []string) (diagnoseArgs, error) {
+	a := diagnoseArgs{output: "text"}
+	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.namespace, "n", "", "namespace of the pod")
+	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
+	fs.StringVar(&a.output, "o", "text", "output format: text or json")
+	fs.StringVar(&a.output, "output", "text", "output format: text or json")
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return a, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		rest = rest[1:]
+	}
+	switch {
+	case len(positional) == 0:
+		return a, errors.New("missing POD")
+	case len(positional) > 1:
+		return a, fmt.Errorf("one POD expected, got %d: %s", len(positional), strings.Join(positional, " "))
+	}
+	a.pod = positional[0]
+	if a.output != "text" && a.output != "json" {
+		return a, fmt.Errorf("--output %q: want text or json", a.output)
+	}
+	return a, kube.ValidateTarget(a.namespace, a.pod)
+}
+
+// diagnosePod reads ns/pod through client, runs engine on what it read and
+// writes the report to w as text or JSON.
+func diagnosePod(ctx context.Context, client *kube.Client, engine findingEngine, ns, pod, output string, w io.Writer) error {
+	in, err := client.Inspect(ctx, ns, pod)
+	if err != nil {
+		return err
+	}
+	findings := engine.Diagnose(in.Snapshot)
+	if findings == nil {
+		findings = []diagnose.Finding{}
+	}
+	if output == "json" {
+		return writeDiagnosisJSON(w, in, findings)
+	}
+	return writeDiagnosisText(w, in, findings)
+}
+
+// diagnosisFacts is the "pod" object of the JSON report: the Snapshot's
+// fields (the log itself left out) plus how they were obtained.
+type diagnosisFacts struct {
+	diagnose.Snapshot
+	RoleSource       string         `json:"roleSource"`
+	LogSource        kube.LogSource `json:"logSource"`
+	LogBytesReceived int64          `json:"logBytesReceived"`
+	Notes            []string       `json:"notes,omitempty"`
+}
+
+// diagnosisReport is the JSON output of `bot diagnose --output json`.
+type diagnosisReport struct {
+	Pod      diagnosisFacts     `json:"pod"`
+	Findings []diagnose.Finding `json:"findings"`
+}
+
+func writeDiagnosisJSON(w io.Writer, in kube.Inspection, findings []diagnose.Finding) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(diagnosisReport{
+		Pod: diagnosisFacts{
+			Snapshot:         in.Snapshot,
+			RoleSource:       in.RoleSource,
+			LogSource:        in.LogSource,
+			LogBytesReceived: in.LogBytesReceived,
+			Notes:            in.Notes,
+		},
+		Findings: findings,
+	})
+	if err != nil {
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	return nil
+}
+
+// diagnosisText writes a plain-text report. Everything that came from the
+// cluster or the log goes through termSafe, so a hostile log line cannot
+// drive the terminal.
+type diagnosisText struct {
+	w   io.Writer
+	err error
+}
+
+// field writes "Label      value" lines; value may span several lines.
+func (t *diagnosisText) field(label, value string) {
+	for i, line := range strings.Split(value, "\n") {
+		if i > 0 {
+			label = ""
+		}
+		t.printf("%-10s %s\n", label, diagnoseTermSafe(line))
+	}
+}
+
+// indented writes text with a prefix on every line.
+func (t *diagnosisText) indented(prefix, text string) {
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" {
+			t.printf("\n")
+			continue
+		}
+		t.printf("%s%s\n", prefix, diagnoseTermSafe(line))
+	}
+}
+
+func (t *diagnosisText) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
+
+func writeDiagnosisText(w io.Writer, in kube.Inspection, findings []diagnose.Finding) error {
+	s := in.Snapshot
+	t := &diagnosisText{w: w}
+	t.field("Pod", fmt.Sprintf("%s/%s (uid %s)", s.Namespace, s.Pod, diagOrDash(s.UID)))
+	t.field("Node", fmt.Sprintf("%s, phase %s", diagOrDash(s.Node), diagOrDash(s.Phase)))
+	t.field("Cluster", diagOrDash(s.Cluster))
+	role := string(s.Role)
+	if s.Role == diagnose.RoleUnknown {
+		role = "unknown (treated as a controller: no automated repair)"
+	}
+	t.field("Role", fmt.Sprintf("%s, node id %s\n%s", role, diagOrDash(s.NodeID), in.RoleSource))
+	if k := s.Kafka(); k != nil {
+		t.field("Kafka", diagContainerLine(k))
+	} else {
+		t.field("Kafka", "no container recognisable as Kafka")
+	}
+	if len(s.Claims) == 0 {
+		t.field("Claims", "none mounted by the Kafka container")
+	}
+	for i, c := range s.Claims {
+		label := ""
+		if i == 0 {
+			label = "Claims"
+		}
+		modes := strings.Join(c.AccessModes, ",")
+		t.field(label, fmt.Sprintf("%s (volume %s) at %s: %s, %s", c.ClaimName, c.Volume, diagOrDash(c.MountPath), diagOrDash(c.Phase), diagOrDash(modes)))
+	}
+	for i, e := range s.Events {
+		label := ""
+		if i == 0 {
+			label = "Events"
+		}
+		t.field(label, e)
+	}
+	t.field("Log", diagLogLine(in))
+	for _, n := range in.Notes {
+		t.field("Note", n)
+	}
+	t.printf("\n")
+	if len(findings) == 0 {
+		t.printf("No known failure class matched. Read the log yourself:\n")
+		t.indented("  ", fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", s.Namespace, s.Pod, diagOrDash(s.KafkaContainer)))
+		return t.err
+	}
+	t.printf("Findings: %d\n", len(findings))
+	for i, f := range findings {
+		t.printf("\n")
+		t.indented(fmt.Sprintf("[%d] ", i+1), fmt.Sprintf("%s  %s: %s", strings.ToUpper(string(f.Severity)), f.Rule, f.Title))
+		t.indented("    ", fmt.Sprintf("confidence %.2f, remedy risk %s", f.Confidence, f.Risk))
+		if f.RoleSource != "" {
+			t.indented("    ", fmt.Sprintf("decided for role %s (%s)", diagOrDash(string(f.Role)), f.RoleSource))
+		}
+		if o := f.Offsets; o != nil {
+			verdict := "next offset == log start offset: the controllers hold the bad state; escalate"
+			if o.LocalDivergence {
+				verdict = "next offset > log start offset: this node's copy diverged"
+			}
+			t.indented("    ", fmt.Sprintf("offsets: first %d, next %d, log start %d (%s)", o.FirstOffset, o.NextOffset, o.LogStartOffset, verdict))
+		}
+		if len(f.Evidence) > 0 {
+			t.indented("    ", "evidence:")
+			for _, e := range f.Evidence {
+				t.indented("      | ", e)
+			}
+		}
+		if f.Explanation != "" {
+			t.indented("    ", "why:")
+			t.indented("      ", f.Explanation)
+		}
+		kind := "manual"
+		if f.Remedy.Automated {
+			kind = "automated after approval"
+		}
+		head := fmt.Sprintf("remedy (%s): %s", kind, diagOrDash(f.Remedy.Action))
+		if f.Remedy.Target != "" {
+			head += " " + f.Remedy.Target
+		}
+		t.indented("    ", head)
+		for j, step := range f.Remedy.Steps {
+			t.indented(fmt.Sprintf("      %d. ", j+1), step)
+		}
+	}
+	return t.err
+}
+
+// diagContainerLine summarises the Kafka container's state.
+func diagContainerLine(k *diagnose.ContainerState) string {
+	var state string
+	switch {
+	case k.WaitingReason != "":
+		state = "waiting " + k.WaitingReason
+	case k.Running:
+		state = "running"
+	case k.Terminated != nil:
+		state = "terminated"
+	default:
+		state = "no status yet"
+	}
+	ready := "not ready"
+	if k.Ready {
+		ready = "ready"
+	}
+	lines := []string{fmt.Sprintf("container %s: %s, %s, %d restarts", k.Name, state, ready, k.RestartCount)}
+	if t := k.LastTerminated; t != nil {
+		lines = append(lines, "last exit "+diagTermination(t))
+	}
+	if t := k.Terminated; t != nil {
+		lines = append(lines, "exited "+diagTermination(t))
+	}
+	image := k.Image
+	if k.ImageID != "" {
+		image += " (" + k.ImageID + ")"
+	}
+	lines = append(lines, "image "+diagOrDash(image))
+	return strings.Join(lines, "\n")
+}
+
+func diagTermination(t *diagnose.Termination) string {
+	s := fmt.Sprintf("%d", t.ExitCode)
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	if t.Signal != 0 {
+		s += fmt.Sprintf(", signal %d", t.Signal)
+	}
+	if !t.FinishedAt.IsZero() {
+		s += " at " + t.FinishedAt.UTC().Format(time.RFC3339)
+	}
+	if t.Message != "" {
+		s += ": " + strings.Join(strings.Fields(t.Message), " ")
+	}
+	return s
+}
+
+func diagLogLine(in kube.Inspection) string {
+	s := in.Snapshot
+	if in.LogSource == kube.LogNone {
+		return "none read"
+	}
+	d := fmt.Sprintf("%d bytes of the %s instance's log of container %s", s.LogBytes, in.LogSource, s.KafkaContainer)
+	if s.LogTruncated {
+		d += fmt.Sprintf(" (the last part of %d bytes received; older lines cut)", in.LogBytesReceived)
+	}
+	return d
+}
+
+func diagOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// diagnoseTermSafe replaces control characters (escape sequences, carriage
+// returns, bells) and invalid UTF-8 with visible escapes, so text from the
+// cluster prints as text.
+func diagnoseTermSafe(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) && r != '\t':
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
 }
