@@ -1,0 +1,396 @@
+# kafkabot repair script, run by the debug pod as: sh -c "<this file>".
+#
+# It moves ONE thing out of a Kafka log dir into a dated backup folder at the
+# root of the same volume, with a single rename(2), after checking that it is
+# on the right volume of the right node. It never deletes anything.
+#
+# Why the backup leaves the log dir: Kafka parses every directory inside a log
+# dir as a topic partition. "__cluster_metadata-0-bak" there makes the broker
+# die at startup ("is not in the form of topic-partition"), and names that do
+# parse (e.g. "...-bak-20250428") are loaded as a partition and, since 3.7.1,
+# deleted as a stray log. The volume root is outside every log dir on the
+# Bitnami (<root>/data) and Strimzi (<root>/kafka-log<id>) layouts.
+#
+# Shell: POSIX sh (busybox ash, dash, bash). Tools: find, stat, readlink,
+# mkdir, mv, date (busybox applets or coreutils/findutils).
+#
+# Inputs, environment only, validated by the bot and re-checked below:
+#   KB_ACTION         move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files
+#   KB_TARGET         path relative to the log dir (allowlisted per action)
+#   KB_NODE_ID        expected node.id (KRaft) or broker.id (ZooKeeper mode)
+#   KB_NODE_ID_CHECK  require (default) | skip: only when the bot allowed an unknown id
+#   KB_MOUNT_ROOT     each claim is mounted at $KB_MOUNT_ROOT/<n>
+#   KB_BACKUP_NAME    kafkabot-backup-<yyyymmddThhmmssZ>[-<id>]
+#   KB_MODE           apply | check (check: every check, no change)
+#
+# Output: human lines starting "kafkabot: ", then exactly one line
+#   KAFKABOT_RESULT v=1 status=S action=A reason=R source=P destination=P bytes=N files=N
+# Values are percent-encoded: every byte except A-Z a-z 0-9 . _ ~ / - becomes
+# %XX, so a value never contains a space, "=" or a newline.
+# status: moved | already-moved | check-ok (exit 0), refused (exit 2, reason
+# says which check failed), error (exit 1, something unexpected failed).
+
+set -eu
+set -f # no pathname expansion: paths from the volume are data, not patterns
+export LC_ALL=C
+umask 027
+
+NL='
+'
+CR=$(printf '\r')
+# Free space the volume must keep besides what the broker rebuilds (KiB).
+MARGIN_KIB=1024
+
+ACTION='' SRC='' DEST='' BYTES=0 FILES=0 RESULT_PRINTED=''
+
+say() { printf 'kafkabot: %s\n' "$*"; }
+
+# pct VALUE: VALUE percent-encoded for the result line.
+pct() {
+	pct_s=$1 pct_out=''
+	while [ -n "$pct_s" ]; do
+		pct_rest=${pct_s#?}
+		pct_c=${pct_s%"$pct_rest"}
+		pct_s=$pct_rest
+		case $pct_c in
+		[A-Za-z0-9._~/-]) pct_out=$pct_out$pct_c ;;
+		*) pct_out=$pct_out$(printf '%%%02X' "'$pct_c") ;;
+		esac
+	done
+	printf '%s' "$pct_out"
+}
+
+# result STATUS REASON: prints the one machine-readable line.
+result() {
+	RESULT_PRINTED=1
+	printf 'KAFKABOT_RESULT v=1 status=%s action=%s reason=%s source=%s destination=%s bytes=%s files=%s\n' \
+		"$1" "$(pct "$ACTION")" "$2" "$(pct "$SRC")" "$(pct "$DEST")" "$BYTES" "$FILES"
+}
+
+# refuse REASON MESSAGE: a check failed; nothing was changed by this step.
+refuse() {
+	refuse_reason=$1
+	shift
+	say "REFUSED ($refuse_reason): $*"
+	result refused "$refuse_reason"
+	exit 2
+}
+
+# Anything that fails under set -e ends here: report it as an error (exit 1),
+# never as a refusal, so exit status 2 always means "a check said no".
+on_exit() {
+	on_exit_rc=$?
+	if [ -z "$RESULT_PRINTED" ]; then
+		say "unexpected error (status $on_exit_rc); see the lines above"
+		result error unexpected-error
+		exit 1
+	fi
+}
+trap on_exit EXIT
+
+# is_name S: S is one path component from the allowlisted charset.
+is_name() {
+	case $1 in
+	'' | . | .. | *[!A-Za-z0-9._+@-]*) return 1 ;;
+	esac
+	[ ${#1} -le 255 ]
+}
+
+# is_digits S: S is 1-10 decimal digits.
+is_digits() {
+	case $1 in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+	[ ${#1} -le 10 ]
+}
+
+# is_partition S: S is named like a Kafka log: <topic>-<n>, or the
+# "<topic>-<n>.<id>-delete" / "-future" forms Kafka creates itself.
+is_partition() {
+	case $1 in
+	*-delete | *-future | __cluster_metadata*) return 0 ;;
+	*-*) is_digits "${1##*-}" ;;
+	*) return 1 ;;
+	esac
+}
+
+# is_segment_index S: <20 digits>.index|.timeindex|.txnindex
+is_segment_index() {
+	case ${1##*.} in
+	index | timeindex | txnindex) ;;
+	*) return 1 ;;
+	esac
+	isi_base=${1%.*}
+	case $isi_base in
+	*[!0-9]*) return 1 ;;
+	esac
+	[ ${#isi_base} -eq 20 ]
+}
+
+# --- inputs: every KB_ variable is read here, and only here ---------------
+MODE=${KB_MODE:-}
+TARGET=${KB_TARGET:-}
+NODE_ID=${KB_NODE_ID:-}
+NODE_ID_CHECK=${KB_NODE_ID_CHECK:-require}
+MOUNT_ROOT=${KB_MOUNT_ROOT:-}
+BACKUP=${KB_BACKUP_NAME:-}
+
+case ${KB_ACTION:-} in
+move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files) ACTION=$KB_ACTION ;;
+*) refuse invalid-input "KB_ACTION is not a known action" ;;
+esac
+# --- end of inputs ----------------------------------------------------------
+
+case $MODE in
+apply | check) ;;
+*) refuse invalid-input "KB_MODE must be apply or check" ;;
+esac
+
+case $ACTION in
+move-metadata-log)
+	[ "$TARGET" = __cluster_metadata-0 ] || refuse invalid-input "move-metadata-log only moves __cluster_metadata-0"
+	;;
+move-foreign-dir)
+	is_name "$TARGET" || refuse invalid-input "the target must be one directory name"
+	# Never let "foreign dir" become a way to move a partition or Kafka's own dirs.
+	if is_partition "$TARGET" || [ "$TARGET" = remote-log-index-cache ]; then
+		refuse invalid-input "the target is named like Kafka data, not a foreign directory"
+	fi
+	;;
+move-checkpoint-file)
+	case $TARGET in
+	recovery-point-offset-checkpoint | replication-offset-checkpoint | log-start-offset-checkpoint | cleaner-offset-checkpoint) ;;
+	*) refuse invalid-input "the target is not one of the four log-dir checkpoint files" ;;
+	esac
+	;;
+move-index-files)
+	case $TARGET in
+	*/*/* | /* | */) refuse invalid-input "the target must be <partition-dir>/<segment>.index" ;;
+	*/*) ;;
+	*) refuse invalid-input "the target must be <partition-dir>/<segment>.index" ;;
+	esac
+	if ! is_name "${TARGET%/*}" || ! is_partition "${TARGET%/*}" || ! is_segment_index "${TARGET##*/}"; then
+		refuse invalid-input "the target must be <partition-dir>/<20-digit offset>.index|.timeindex|.txnindex"
+	fi
+	;;
+esac
+
+case $MOUNT_ROOT in
+/ | *//* | */./* | */../* | */. | */.. | */ | *[!A-Za-z0-9._/-]*) refuse invalid-input "KB_MOUNT_ROOT is not a clean absolute path" ;;
+/*) ;;
+*) refuse invalid-input "KB_MOUNT_ROOT is not a clean absolute path" ;;
+esac
+
+case $BACKUP in
+kafkabot-backup-*) is_name "$BACKUP" || refuse invalid-input "KB_BACKUP_NAME has characters outside the allowlist" ;;
+*) refuse invalid-input "KB_BACKUP_NAME must start with kafkabot-backup-" ;;
+esac
+case $BACKUP in
+*[!A-Za-z0-9-]*) refuse invalid-input "KB_BACKUP_NAME has characters outside the allowlist" ;;
+esac
+
+case $NODE_ID_CHECK in
+require) is_digits "$NODE_ID" || refuse invalid-input "KB_NODE_ID must be a number" ;;
+skip) [ -z "$NODE_ID" ] || refuse invalid-input "KB_NODE_ID_CHECK=skip needs an empty KB_NODE_ID" ;;
+*) refuse invalid-input "KB_NODE_ID_CHECK must be require or skip" ;;
+esac
+
+[ -d "$MOUNT_ROOT" ] || refuse no-volume "$MOUNT_ROOT does not exist: are the claims mounted?"
+
+# node_id FILE: prints node.id (KRaft) or, without one, broker.id (ZooKeeper mode).
+node_id() {
+	nid_node='' nid_broker=''
+	while IFS= read -r nid_line || [ -n "$nid_line" ]; do
+		nid_line=${nid_line%"$CR"}
+		case $nid_line in
+		node.id=*) nid_node=${nid_line#node.id=} ;;
+		broker.id=*) nid_broker=${nid_line#broker.id=} ;;
+		esac
+	done <"$1"
+	printf '%s' "${nid_node:-$nid_broker}"
+}
+
+# measure PATH: sets BYTES and FILES to the apparent size and number of the
+# regular files at or under PATH.
+measure() {
+	BYTES=0 FILES=0
+	for measure_size in $(find "$1" -type f -exec stat -c %s {} +); do
+		BYTES=$((BYTES + measure_size))
+		FILES=$((FILES + 1))
+	done
+}
+
+# backup_path ROOT LOGDIR: where TARGET of LOGDIR goes: the backup folder at
+# the volume root, then the target's path relative to the volume root, so the
+# undo is "mv <root>/<backup>/<rel> <root>/<rel>".
+backup_path() {
+	bp_rel=${2#"$1"}
+	printf '%s' "$1/$BACKUP$bp_rel/$TARGET"
+}
+
+# Find the log dirs: directories holding meta.properties, at most two levels
+# below each claim root (Bitnami <root>/data, Strimzi <root>/kafka-log<id>,
+# Strimzi JBOD one claim per data-<n>, plain: the root itself). Our backups
+# and lost+found (root-only, unreadable) are not walked.
+CLAIMS=$(find "$MOUNT_ROOT" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*')
+[ -n "$CLAIMS" ] || refuse no-volume "no claim is mounted under $MOUNT_ROOT"
+
+# HOLDERS: log dirs that hold the target; MOVED: log dirs whose target is
+# already in our backup. One per line.
+LOGDIRS=0 HOLDERS='' MOVED=''
+IFS=$NL
+for root in $CLAIMS; do
+	dirs=$(find "$root" -maxdepth 3 \( -name 'kafkabot-backup-*' -o -name lost+found \) -prune \
+		-o -type f -name meta.properties -print) || say "warning: could not read all of $root"
+	for meta in $dirs; do
+		[ -f "$meta" ] || continue
+		dir=${meta%/meta.properties}
+		LOGDIRS=$((LOGDIRS + 1))
+		say "log dir: $dir (node id $(node_id "$meta"))"
+		if [ -e "$dir/$TARGET" ] || [ -L "$dir/$TARGET" ]; then
+			HOLDERS=$HOLDERS$dir$NL
+		elif [ -e "$(backup_path "$root" "$dir")" ]; then
+			MOVED=$MOVED$dir$NL
+		fi
+	done
+done
+unset IFS
+
+[ "$LOGDIRS" -gt 0 ] || refuse no-log-dir "no meta.properties within two levels of any claim under $MOUNT_ROOT: is the volume formatted by Kafka?"
+
+# count_lines LIST: the number of lines in LIST.
+count_lines() {
+	cl_n=0
+	IFS=$NL
+	for cl_x in $1; do cl_n=$((cl_n + 1)); done
+	unset IFS
+	echo "$cl_n"
+}
+
+holders=$(count_lines "$HOLDERS")
+moved=$(count_lines "$MOVED")
+if [ "$holders" -gt 1 ]; then
+	refuse ambiguous "$TARGET is in $holders log dirs; refusing to guess:$NL$HOLDERS"
+elif [ "$holders" -eq 1 ]; then
+	LOGDIR=${HOLDERS%"$NL"}
+elif [ "$moved" -gt 1 ]; then
+	refuse ambiguous "$TARGET was moved from $moved log dirs:$NL$MOVED"
+elif [ "$moved" -eq 1 ]; then
+	LOGDIR=${MOVED%"$NL"}
+else
+	refuse not-found "$TARGET is in none of the $LOGDIRS log dir(s) and not in backup $BACKUP"
+fi
+# The claim root (volume root) is the first component under the mount root.
+claim=${LOGDIR#"$MOUNT_ROOT"/}
+ROOT=$MOUNT_ROOT/${claim%%/*}
+SRC=$LOGDIR/$TARGET
+DEST=$(backup_path "$ROOT" "$LOGDIR")
+SRC_PARENT=${SRC%/*}
+DEST_PARENT=${DEST%/*}
+
+# The disk must belong to the node we were asked to repair.
+if [ "$NODE_ID_CHECK" = require ]; then
+	found_id=$(node_id "$LOGDIR/meta.properties") || refuse node-id-missing "cannot read $LOGDIR/meta.properties"
+	[ -n "$found_id" ] || refuse node-id-missing "$LOGDIR/meta.properties has no node.id or broker.id"
+	[ "$found_id" = "$NODE_ID" ] || refuse node-id-mismatch "$LOGDIR/meta.properties says node $found_id, expected $NODE_ID: wrong volume"
+else
+	say "node id check skipped (the bot did not know the node id)"
+fi
+
+# Idempotent re-run: the target is gone and our backup holds it.
+if [ -z "$HOLDERS" ]; then
+	measure "$DEST"
+	say "$TARGET is already in the backup: $DEST"
+	result already-moved ''
+	exit 0
+fi
+
+# The volume root must be outside every log dir, or the backup would be one
+# more "partition" in it. (A log dir that IS the volume root, as with
+# log.dirs=/var/lib/kafka/data on the mount itself, leaves no such place.)
+if [ "$LOGDIR" = "$ROOT" ] || [ -e "$ROOT/meta.properties" ]; then
+	refuse logdir-is-volume-root "the log dir is the volume root $ROOT: any backup folder on this volume would be inside it; a person must clear it by hand, or point log.dirs at a sub-directory"
+fi
+
+# No symlinks: a rename would move the link, not the data, and a link could
+# point outside the log dir (or outside the volume).
+if [ -L "$SRC" ] || [ -L "$SRC_PARENT" ]; then
+	refuse target-is-symlink "$SRC is a symbolic link (or inside one)"
+fi
+real_logdir=$(readlink -f "$LOGDIR")
+real_src=$(readlink -f "$SRC")
+[ "$real_src" = "$real_logdir/$TARGET" ] || refuse target-escapes-logdir "$SRC resolves to $real_src, outside $real_logdir"
+case $real_logdir in
+"$(readlink -f "$ROOT")"/*) ;;
+*) refuse target-escapes-logdir "$LOGDIR resolves to $real_logdir, outside the volume $ROOT" ;;
+esac
+
+case $ACTION in
+move-metadata-log | move-foreign-dir) [ -d "$SRC" ] || refuse wrong-type "$SRC is not a directory" ;;
+*) [ -f "$SRC" ] || refuse wrong-type "$SRC is not a regular file" ;;
+esac
+
+# Never overwrite or merge into an earlier backup.
+if [ -L "$ROOT/$BACKUP" ] || { [ -e "$ROOT/$BACKUP" ] && [ ! -d "$ROOT/$BACKUP" ]; }; then
+	refuse destination-exists "$ROOT/$BACKUP exists and is not a plain directory"
+fi
+if [ -e "$DEST" ] || [ -L "$DEST" ]; then
+	refuse destination-exists "$DEST already exists"
+fi
+
+# One rename(2) is atomic and needs no copy space, but only within one
+# filesystem: across filesystems mv silently copies and deletes instead.
+# Within this pod each claim is one mount, so equal st_dev means rename works.
+src_dev=$(stat -c %d "$SRC_PARENT")
+root_dev=$(stat -c %d "$ROOT")
+[ "$src_dev" = "$root_dev" ] || refuse cross-filesystem "$SRC_PARENT (device $src_dev) and $ROOT (device $root_dev) are different filesystems; a move would copy and delete"
+
+[ -w "$SRC_PARENT" ] || refuse not-writable "$SRC_PARENT is not writable by uid $(id -u 2>/dev/null || echo '?'): check fsGroup"
+[ -w "$ROOT" ] || [ -w "$ROOT/$BACKUP" ] || refuse not-writable "$ROOT is not writable by this pod: check fsGroup"
+
+measure "$SRC"
+
+# The backup stays on this volume, so the move frees nothing; the broker then
+# rebuilds what was moved (metadata log re-fetched from the controllers,
+# index rebuilt from its segment) and needs that much room again.
+set -- $(stat -f -c '%a %S' "$ROOT")
+free_kib=$(($1 * $2 / 1024))
+need_kib=$MARGIN_KIB
+case $ACTION in
+move-metadata-log | move-index-files) need_kib=$((need_kib + (BYTES + 1023) / 1024)) ;;
+esac
+[ "$free_kib" -ge "$need_kib" ] || refuse no-space "$ROOT has $free_kib KiB free, needs $need_kib KiB: the broker must re-create what is moved; grow the volume first"
+
+if [ "$MODE" = check ]; then
+	say "check passed: would move $SRC ($BYTES bytes, $FILES files) to $DEST; $free_kib KiB free"
+	result check-ok ''
+	exit 0
+fi
+
+mkdir -p "$DEST_PARENT"
+[ "$(stat -c %d "$DEST_PARENT")" = "$src_dev" ] || refuse cross-filesystem "$DEST_PARENT is on another filesystem"
+mv "$SRC" "$DEST"
+say "moved $SRC to $DEST ($BYTES bytes, $FILES files)"
+
+# A short manifest next to the data; appended, so nothing earlier is lost.
+rel=${SRC#"$ROOT"/}
+# One printf with one redirect, not a { } group: a failing redirect on a
+# simple command does not end the shell, so the warning below can run.
+if ! printf '%s\n' "kafkabot repair backup" \
+	"action:    $ACTION" \
+	"moved:     $rel (relative to the volume root)" \
+	"from:      $SRC" \
+	"to:        $DEST" \
+	"when:      $(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	"node id:   ${NODE_ID:-not checked}" \
+	"size:      $BYTES bytes in $FILES files" \
+	"why here:  Kafka reads every directory inside a log dir as a partition, so" \
+	"           the backup lives at the volume root, outside every log dir." \
+	"undo:      with the broker stopped, from the volume root:" \
+	"           mv '$BACKUP/$rel' '$rel'" \
+	"delete:    this folder, once the broker is healthy and you no longer need it." \
+	"" >>"$ROOT/$BACKUP/README.txt"; then
+	say "warning: could not write $ROOT/$BACKUP/README.txt (the move itself is done)"
+fi
+
+result moved ''
