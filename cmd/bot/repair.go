@@ -1,12 +1,239 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"os/user"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
-// runRepair is a placeholder until its issue lands; it says so instead of pretending.
-func runRepair(_ context.Context, _ []string, _ io.Reader, _, _ io.Writer) error {
-	return errors.New("not implemented yet")
+const repairUsage = "usage: bot repair [-n NAMESPACE] POD [--yes] [--dry-run]"
+
+// repairArgs are the parsed arguments of `bot repair`.
+type repairArgs struct {
+	namespace string
+	pod       string
+	yes       bool
+	dryRun    bool
+}
+
+// runRepair is `bot repair`: diagnose one pod of the live cluster, print
+// the repair plan of its automated finding, and run it after --yes (or a
+// typed "yes" on a terminal), with the same gates, Lease and steps as an
+// approval in Slack. The person at the terminal is requester and approver.
+func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	a, err := parseRepairArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, repairUsage)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v\n%s", errUsage, err, repairUsage)
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	fe, err := diagnoseEngine(cfg)
+	if err != nil {
+		return err
+	}
+	engine, ok := fe.(*diagnose.Engine)
+	if !ok {
+		return fmt.Errorf("diagnosis engine of type %T cannot drive a repair", fe)
+	}
+	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.UserAgent = "kafkabot-repair"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	client := kube.New(cs, kube.Options{
+		Namespaces: cfg.KafkaNamespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
+	})
+
+	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
+	if err != nil {
+		return err
+	}
+	snap, err := client.Snapshot(ctx, ns, pod)
+	if err != nil {
+		return err
+	}
+	findings := engine.Diagnose(snap)
+	finding, err := automatedFinding(ns+"/"+pod, findings)
+	if err != nil {
+		return err
+	}
+	dryRun := a.dryRun || cfg.DryRun
+	printRepairPlan(stdout, snap, finding, dryRun)
+	if !dryRun && !a.yes {
+		if err := confirmRepair(stdin, stdout, ns+"/"+pod); err != nil {
+			return err
+		}
+	}
+
+	who := currentUser()
+	level, _ := config.ParseLevel(cfg.LogLevel)
+	logger := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
+	host, _ := os.Hostname()
+	repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
+		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun,
+		Identity: "cli/" + who + "@" + host, Logger: logger,
+	})
+	req := recovery.Request{
+		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,
+		Rule: finding.Rule, Action: finding.Remedy.Action, Target: finding.Remedy.Target,
+		Requester: who, Approver: who, DryRun: dryRun,
+	}
+	s := repairer.Repair(ctx, req, recovery.NewTextReporter(stdout, nil))
+	switch s.Outcome {
+	case recovery.OutcomeRepaired, recovery.OutcomeDryRun:
+		return nil
+	}
+	return fmt.Errorf("repair of %s/%s ended %s", ns, pod, s.Outcome)
+}
+
+// parseRepairArgs accepts flags before or after the pod name.
+func parseRepairArgs(args []string) (repairArgs, error) {
+	var a repairArgs
+	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.namespace, "n", "", "namespace of the pod")
+	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
+	fs.BoolVar(&a.yes, "yes", false, "run without asking")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "stop before the first write and show what would run")
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return a, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		rest = rest[1:]
+		if len(rest) == 0 {
+			break
+		}
+		if err := fs.Parse(rest); err != nil {
+			return a, err
+		}
+		rest = fs.Args()
+		positional = append(positional, rest...)
+		break
+	}
+	switch len(positional) {
+	case 0:
+		return a, errors.New("missing POD")
+	case 1:
+		a.pod = positional[0]
+	default:
+		return a, fmt.Errorf("one POD expected, got %d: %s", len(positional), strings.Join(positional, " "))
+	}
+	return a, nil
+}
+
+// automatedFinding returns the first finding the bot can repair itself.
+func automatedFinding(pod string, findings []diagnose.Finding) (diagnose.Finding, error) {
+	var rules []string
+	for _, f := range findings {
+		if f.Remedy.Automated {
+			return f, nil
+		}
+		rules = append(rules, f.Rule)
+	}
+	if len(rules) == 0 {
+		return diagnose.Finding{}, fmt.Errorf("nothing to repair on %s: no finding (see bot diagnose)", pod)
+	}
+	return diagnose.Finding{}, fmt.Errorf("no automated repair for %s: its findings (%s) need a person; see bot diagnose", pod, strings.Join(rules, ", "))
+}
+
+// printRepairPlan prints what the repair will do, before asking.
+func printRepairPlan(w io.Writer, snap diagnose.Snapshot, f diagnose.Finding, dryRun bool) {
+	fmt.Fprintf(w, "Pod:      %s/%s (UID %s, node %s, role %s, node id %s)\n", snap.Namespace, snap.Pod, snap.UID, snap.Node, orDash(string(snap.Role)), orDash(snap.NodeID))
+	fmt.Fprintf(w, "Finding:  %s (%s)\n", f.Title, f.Rule)
+	for _, e := range f.Evidence {
+		fmt.Fprintf(w, "Evidence: %s\n", shorten(e, 200))
+	}
+	fmt.Fprintf(w, "Repair:   %s %s\n", f.Remedy.Action, f.Remedy.Target)
+	for i, s := range f.Remedy.Steps {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, s)
+	}
+	if dryRun {
+		fmt.Fprintln(w, "Dry run: the gates run and the debug pod spec is shown; nothing is changed.")
+	} else {
+		fmt.Fprintln(w, "The safety gates are checked again right before the first change.")
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// confirmRepair asks for "yes" on an interactive terminal; anything else
+// refuses. Without a terminal, --yes is required.
+func confirmRepair(stdin io.Reader, stdout io.Writer, pod string) error {
+	if f, ok := stdin.(*os.File); !ok || !isTerminal(f) {
+		return fmt.Errorf("%w: refusing to repair %s without --yes (stdin is not a terminal)", errUsage, pod)
+	}
+	return askYes(stdin, stdout, pod)
+}
+
+// askYes reads one answer line; only "yes" goes ahead.
+func askYes(stdin io.Reader, stdout io.Writer, pod string) error {
+	fmt.Fprintf(stdout, "Type yes to repair %s: ", pod)
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	if strings.TrimSpace(line) != "yes" {
+		return fmt.Errorf("not confirmed: nothing was changed on %s", pod)
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// currentUser names the person at the terminal ($USER, else the OS user).
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// newApprovalID returns a fresh id for a terminal approval.
+func newApprovalID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "cli-" + hex.EncodeToString(b)
 }

@@ -3,7 +3,14 @@
 // It talks to Kubernetes only through internal/kube.
 package recovery
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
 
 // StepStatus is the state of one step of a repair.
 type StepStatus string
@@ -74,4 +81,60 @@ type Request struct {
 	ThreadTS string
 	// DryRun stops before the first write and reports what would run.
 	DryRun bool
+}
+
+// TextReporter prints a repair's progress for a terminal: one line per
+// report with the time, the status and the step; a detail follows on its
+// own indented lines. It is safe for concurrent use.
+type TextReporter struct {
+	w     io.Writer
+	now   func() time.Time
+	mu    sync.Mutex
+	final *Summary
+}
+
+// NewTextReporter returns a TextReporter writing to w; now gives the time
+// printed on each line (time.Now when nil).
+func NewTextReporter(w io.Writer, now func() time.Time) *TextReporter {
+	if now == nil {
+		now = time.Now
+	}
+	return &TextReporter{w: w, now: now}
+}
+
+// Report prints one progress line.
+func (t *TextReporter) Report(_ context.Context, p Progress) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.w, "%s %-11s %s\n", t.now().Format("15:04:05"), p.Status, p.Step)
+	t.writeDetail(p.Detail)
+}
+
+// Finish prints the summary.
+func (t *TextReporter) Finish(_ context.Context, s Summary) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.final = &s
+	fmt.Fprintf(t.w, "%s %-11s repair finished\n", t.now().Format("15:04:05"), s.Outcome)
+	t.writeDetail(s.Text)
+}
+
+// Summary returns the summary Finish received, or nil before that.
+func (t *TextReporter) Summary() *Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.final
+}
+
+func (t *TextReporter) writeDetail(detail string) {
+	detail = strings.TrimRight(detail, "\n")
+	if detail == "" {
+		return
+	}
+	for line := range strings.Lines(detail) {
+		fmt.Fprintf(t.w, "         %s", line)
+		if !strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(t.w)
+		}
+	}
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+)
+
+func TestParseRepairArgs(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    repairArgs
+		wantErr string
+	}{
+		{args: []string{"broker-0"}, want: repairArgs{pod: "broker-0"}},
+		{args: []string{"-n", "kafka", "broker-0", "--yes"}, want: repairArgs{namespace: "kafka", pod: "broker-0", yes: true}},
+		{args: []string{"broker-0", "--dry-run", "-n", "kafka"}, want: repairArgs{namespace: "kafka", pod: "broker-0", dryRun: true}},
+		{args: nil, wantErr: "missing POD"},
+		{args: []string{"a", "b"}, wantErr: "one POD expected, got 2"},
+		{args: []string{"--force", "a"}, wantErr: "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		got, err := parseRepairArgs(tc.args)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseRepairArgs(%q) err %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("parseRepairArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+		}
+	}
+}
+
+func TestRunRepairUsageError(t *testing.T) {
+	var out, errOut strings.Builder
+	err := runRepair(context.Background(), []string{"a", "b"}, strings.NewReader(""), &out, &errOut)
+	if !errors.Is(err, errUsage) {
+		t.Errorf("err %v, want a usage error", err)
+	}
+}
+
+func TestAutomatedFinding(t *testing.T) {
+	manual := diagnose.Finding{Rule: "heap-oom"}
+	auto := diagnose.Finding{Rule: "metadata-log-offset-mismatch", Remedy: diagnose.Remedy{Automated: true, Action: diagnose.ActionMoveMetadataLog}}
+	if f, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual, auto}); err != nil || f.Rule != auto.Rule {
+		t.Errorf("automatedFinding = %v, %v; want the automated one", f.Rule, err)
+	}
+	if _, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual}); err == nil || !strings.Contains(err.Error(), "(heap-oom) need a person") {
+		t.Errorf("manual only: %v", err)
+	}
+	if _, err := automatedFinding("kafka/b-0", nil); err == nil || !strings.Contains(err.Error(), "no finding") {
+		t.Errorf("none: %v", err)
+	}
+}
+
+func TestConfirmRepair(t *testing.T) {
+	var out strings.Builder
+	if err := confirmRepair(strings.NewReader("yes\n"), &out, "kafka/b-0"); !errors.Is(err, errUsage) {
+		t.Errorf("a non-terminal stdin confirmed: %v", err)
+	}
+	for answer, ok := range map[string]bool{"yes\n": true, "yes": true, "y\n": false, "YES\n": false, "": false} {
+		err := askYes(strings.NewReader(answer), &out, "kafka/b-0")
+		if (err == nil) != ok {
+			t.Errorf("answer %q: err %v, want ok=%t", answer, err, ok)
+		}
+	}
+	if !strings.Contains(out.String(), "Type yes to repair kafka/b-0: ") {
+		t.Errorf("prompt %q", out.String())
+	}
+}

@@ -1,0 +1,343 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// RuleMetadataLogOffsetMismatch is the rule whose remedy depends on the
+// offsets of the UnexpectedAppendOffsetException.
+const RuleMetadataLogOffsetMismatch = "metadata-log-offset-mismatch"
+
+// Gate names, as they appear in refusals.
+const (
+	GateNamespace     = "namespace-in-scope"
+	GateSamePod       = "same-pod-uid"
+	GateCrashLooping  = "still-crash-looping"
+	GateSameFinding   = "same-finding"
+	GateBrokerOnly    = "broker-only"
+	GateOffsets       = "local-divergence"
+	GateClaimsBound   = "claims-bound"
+	GateNoRWOP        = "no-readwriteoncepod"
+	GateNoRepair      = "no-repair-running"
+	GatePeersHealthy  = "no-peer-with-same-error"
+	GateQuorumHealthy = "controller-quorum-ready"
+)
+
+// GateError is a safety gate that refused a repair: which gate, and what it
+// saw. Runbook holds the manual steps to offer instead, when there are any.
+type GateError struct {
+	Gate    string
+	Seen    string
+	Runbook []string
+}
+
+func (e *GateError) Error() string { return fmt.Sprintf("safety gate %s refused: %s", e.Gate, e.Seen) }
+
+func refuse(gate, format string, args ...any) *GateError {
+	return &GateError{Gate: gate, Seen: fmt.Sprintf(format, args...)}
+}
+
+// gate is one named safety check, evaluated at click time.
+type gate struct {
+	name  string
+	check func(ctx context.Context, in *gateInput) error
+}
+
+// gateInput is what the gates look at. Peers and Leases are read lazily,
+// and only once, so that a repair refused by a local gate costs no list.
+type gateInput struct {
+	req  Request
+	snap diagnose.Snapshot
+	// findings are the engine's findings on snap; finding is the one that
+	// matches the approval (set by the same-finding gate).
+	findings []diagnose.Finding
+	finding  *diagnose.Finding
+
+	allowed      func(namespace string) bool
+	loadPeers    func(ctx context.Context) ([]diagnose.Snapshot, error)
+	loadLeases   func(ctx context.Context) ([]coordinationv1.Lease, error)
+	diagnosePeer func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error)
+
+	// warnings are gate notes that do not refuse (shown in the thread).
+	warnings []string
+}
+
+// gates are checked in this order: the cheap local ones first.
+var gates = []gate{
+	{GateNamespace, checkNamespace},
+	{GateSamePod, checkSamePod},
+	{GateCrashLooping, checkCrashLooping},
+	{GateSameFinding, checkSameFinding},
+	{GateBrokerOnly, checkBrokerOnly},
+	{GateOffsets, checkOffsets},
+	{GateSameFinding, checkSameRemedy},
+	{GateClaimsBound, checkClaimsBound},
+	{GateNoRWOP, checkNoRWOP},
+	{GateNoRepair, checkNoRepair},
+	{GatePeersHealthy, checkPeers},
+	{GateQuorumHealthy, checkQuorum},
+}
+
+// checkGates runs every gate in order and returns the first refusal.
+func checkGates(ctx context.Context, in *gateInput) error {
+	for _, g := range gates {
+		if err := g.check(ctx, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkNamespace(_ context.Context, in *gateInput) error {
+	if !in.allowed(in.req.Namespace) {
+		return refuse(GateNamespace, "namespace %q is outside KAFKA_NAMESPACES", in.req.Namespace)
+	}
+	return nil
+}
+
+func checkSamePod(_ context.Context, in *gateInput) error {
+	if in.snap.UID != in.req.PodUID {
+		return refuse(GateSamePod, "pod %s was recreated since the diagnosis (UID %s, approved UID %s): diagnose it again",
+			in.req.Pod, in.snap.UID, in.req.PodUID)
+	}
+	return nil
+}
+
+func checkCrashLooping(_ context.Context, in *gateInput) error {
+	k := in.snap.Kafka()
+	if k == nil {
+		return refuse(GateCrashLooping, "pod %s has no Kafka container %q", in.req.Pod, in.snap.KafkaContainer)
+	}
+	if !crashLooping(k) {
+		return refuse(GateCrashLooping, "container %s is not crash-looping any more (%s): nothing to repair, or it is starting",
+			k.Name, describeContainer(k))
+	}
+	return nil
+}
+
+// crashLooping reports whether a Kafka container is in a crash loop: in
+// CrashLoopBackOff, or terminated after restarts. A running container is
+// never crash-looping, whatever its restart count: the repair must not
+// touch the files of a live broker.
+func crashLooping(c *diagnose.ContainerState) bool {
+	if c.Running {
+		return false
+	}
+	return c.WaitingReason == "CrashLoopBackOff" || (c.Terminated != nil && c.RestartCount > 0)
+}
+
+func describeContainer(c *diagnose.ContainerState) string {
+	switch {
+	case c.Running && c.Ready:
+		return fmt.Sprintf("running and ready, %d restarts", c.RestartCount)
+	case c.Running:
+		return fmt.Sprintf("running, not ready, %d restarts", c.RestartCount)
+	case c.WaitingReason != "":
+		return fmt.Sprintf("waiting: %s, %d restarts", c.WaitingReason, c.RestartCount)
+	case c.Terminated != nil:
+		return fmt.Sprintf("terminated: %s exit %d, %d restarts", c.Terminated.Reason, c.Terminated.ExitCode, c.RestartCount)
+	}
+	return "no state reported"
+}
+
+func checkSameFinding(_ context.Context, in *gateInput) error {
+	var seen []string
+	for i, f := range in.findings {
+		seen = append(seen, f.Rule)
+		if f.Rule == in.req.Rule {
+			in.finding = &in.findings[i]
+		}
+	}
+	if in.finding == nil {
+		if len(seen) == 0 {
+			seen = []string{"no finding"}
+		}
+		return refuse(GateSameFinding, "the approved finding %s is no longer diagnosed on %s (now: %s)",
+			in.req.Rule, in.req.Pod, strings.Join(seen, ", "))
+	}
+	return nil
+}
+
+// checkSameRemedy makes sure the finding's remedy is still the approved
+// automated action and target.
+func checkSameRemedy(_ context.Context, in *gateInput) error {
+	r := in.finding.Remedy
+	if !r.Automated || r.Action != in.req.Action || r.Target != in.req.Target {
+		return refuse(GateSameFinding, "the remedy of %s is now %q on %q (automated %t), not the approved %q on %q",
+			in.req.Rule, r.Action, r.Target, r.Automated, in.req.Action, in.req.Target)
+	}
+	return nil
+}
+
+// checkBrokerOnly allows broker-only KRaft nodes, and ZooKeeper-mode brokers
+// for the actions that are not about the KRaft metadata log. Controllers,
+// combined nodes and nodes of unknown role get the manual runbook.
+func checkBrokerOnly(_ context.Context, in *gateInput) error {
+	role := in.snap.Role
+	if role == diagnose.RoleBroker || (role == diagnose.RoleZooKeeper && in.req.Action != diagnose.ActionMoveMetadataLog) {
+		return nil
+	}
+	seen := string(role)
+	if role == diagnose.RoleUnknown {
+		seen = "unknown"
+	}
+	e := refuse(GateBrokerOnly, "%s has role %s: the bot repairs only broker-only nodes; follow the manual runbook", in.req.Pod, seen)
+	e.Runbook = in.finding.Remedy.Steps
+	return e
+}
+
+// checkOffsets applies the triage rule of the metadata-log offset mismatch:
+// only next offset > log start offset means the broker's own copy diverged.
+func checkOffsets(_ context.Context, in *gateInput) error {
+	if in.req.Rule != RuleMetadataLogOffsetMismatch {
+		return nil
+	}
+	o := in.finding.Offsets
+	if o == nil {
+		return refuse(GateOffsets, "the offsets of the UnexpectedAppendOffsetException could not be read from the log; not repairing blind")
+	}
+	if !o.LocalDivergence || o.NextOffset <= o.LogStartOffset {
+		e := refuse(GateOffsets, "next offset %d is not greater than log start offset %d: the controllers hold a misaligned snapshot; "+
+			"wiping this broker would re-download it and crash again, and wiping more brokers spreads the outage. Escalate.",
+			o.NextOffset, o.LogStartOffset)
+		e.Runbook = in.finding.Remedy.Steps
+		return e
+	}
+	return nil
+}
+
+func checkClaimsBound(_ context.Context, in *gateInput) error {
+	if len(in.snap.Claims) == 0 {
+		return refuse(GateClaimsBound, "the Kafka container of %s mounts no PersistentVolumeClaim", in.req.Pod)
+	}
+	for _, c := range in.snap.Claims {
+		if c.Phase != "Bound" {
+			phase := c.Phase
+			if phase == "" {
+				phase = "missing"
+			}
+			return refuse(GateClaimsBound, "claim %s is %s, not Bound", c.ClaimName, phase)
+		}
+	}
+	return nil
+}
+
+func checkNoRWOP(_ context.Context, in *gateInput) error {
+	for _, c := range in.snap.Claims {
+		if slices.Contains(c.AccessModes, "ReadWriteOncePod") {
+			return refuse(GateNoRWOP, "claim %s is ReadWriteOncePod: no other pod may mount it while %s exists, "+
+				"so the debug pod cannot run. Repair by hand (e.g. an ephemeral container in the broker pod, or "+
+				"stop the broker first).", c.ClaimName, in.req.Pod)
+		}
+	}
+	return nil
+}
+
+// checkNoRepair refuses when the approval already ran, or when a repair of
+// this broker or another broker of its cluster is running.
+func checkNoRepair(ctx context.Context, in *gateInput) error {
+	leases, err := in.loadLeases(ctx)
+	if err != nil {
+		return err
+	}
+	own := kube.RepairLeaseName(in.req.Pod)
+	cluster := labelValue(in.snap.Cluster)
+	for i := range leases {
+		l := &leases[i]
+		if l.Name == own {
+			if err := refuseTaken(l, in.req.ApprovalID); err != nil {
+				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
+			}
+			continue
+		}
+		if l.Labels[kube.LabelCluster] == cluster && l.Annotations[annoState] == leaseRunning {
+			return refuse(GateNoRepair, "broker %s of the same cluster is under repair (approved by %s, step %q): one broker at a time",
+				l.Annotations[annoPod], l.Annotations[annoApprover], l.Annotations[annoStep])
+		}
+	}
+	return nil
+}
+
+// peersOf returns the other Kafka pods of the broker's cluster: the same
+// namespace and cluster label. Without a cluster label, every Kafka pod of
+// the namespace counts (the conservative reading).
+func peersOf(in *gateInput, all []diagnose.Snapshot) []diagnose.Snapshot {
+	var out []diagnose.Snapshot
+	for _, s := range all {
+		if s.Namespace == in.snap.Namespace && s.Pod != in.snap.Pod && (in.snap.Cluster == "" || s.Cluster == in.snap.Cluster) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkPeers refuses when another node of the cluster crash-loops with the
+// same finding: the same fault on two nodes points at the controllers, and
+// wiping brokers one by one would spread the outage. Only crash-looping
+// peers have their logs read.
+func checkPeers(ctx context.Context, in *gateInput) error {
+	all, err := in.loadPeers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range peersOf(in, all) {
+		k := p.Kafka()
+		if k == nil || !crashLooping(k) {
+			continue
+		}
+		findings, err := in.diagnosePeer(ctx, p)
+		if err != nil {
+			return refuse(GatePeersHealthy, "%s is crash-looping too and could not be diagnosed (%v): not repairing while a peer's state is unknown", p.Pod, err)
+		}
+		for _, f := range findings {
+			if f.Rule == in.req.Rule {
+				return refuse(GatePeersHealthy, "%s shows the same fatal error (%s): the cause is likely on the controller side; escalate instead of wiping brokers",
+					p.Pod, f.Rule)
+			}
+		}
+	}
+	return nil
+}
+
+// checkQuorum refuses when a controller of the cluster the bot can see is
+// not Ready. Peers whose role the bot cannot tell (a Bitnami
+// "controller-eligible" pod may be a controller or a combined node) count
+// as possible controllers: one that is not Ready refuses too. When it sees none (controllers in another namespace, outside
+// KAFKA_NAMESPACES, or roles it cannot tell), it does not refuse but warns
+// in the thread: the offsets gate already tells a controller-side fault
+// from a local one, the move keeps a backup, and a broker that cannot reach
+// a quorum after the repair simply stays un-Ready, which the last step
+// reports; refusing would make the bot useless on every such layout.
+func checkQuorum(ctx context.Context, in *gateInput) error {
+	all, err := in.loadPeers(ctx)
+	if err != nil {
+		return err
+	}
+	var controllers, notReady []string
+	for _, p := range peersOf(in, all) {
+		if p.Role != diagnose.RoleController && p.Role != diagnose.RoleCombined && p.Role != diagnose.RoleUnknown {
+			continue
+		}
+		controllers = append(controllers, p.Pod)
+		if k := p.Kafka(); k == nil || !k.Ready {
+			notReady = append(notReady, p.Pod)
+		}
+	}
+	if len(notReady) > 0 {
+		return refuse(GateQuorumHealthy, "controller (or unknown-role) pod(s) %s of %d seen are not Ready: the quorum may be unhealthy; a wiped broker could not catch up",
+			strings.Join(notReady, ", "), len(controllers))
+	}
+	if len(controllers) == 0 {
+		in.warnings = append(in.warnings, fmt.Sprintf("%s: no controller pod of this cluster is visible to the bot, so quorum health was not checked; "+
+			"check `kafka-metadata-quorum describe --status` if in doubt", GateQuorumHealthy))
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// Annotations of a repair Lease. Together they are the durable record of a
+// repair: enough to report in the same Slack thread and finish it after a
+// restart, and to refuse an approval that already ran.
+const (
+	annoApprovalID = "kafkabot/approval-id"
+	annoPod        = "kafkabot/pod"
+	annoDebugPod   = "kafkabot/debug-pod"
+	annoChannel    = "kafkabot/slack-channel"
+	annoThreadTS   = "kafkabot/thread-ts"
+	annoApprover   = "kafkabot/approver"
+	annoRequester  = "kafkabot/requester"
+	annoAction     = "kafkabot/action"
+	annoTarget     = "kafkabot/target"
+	annoRule       = "kafkabot/rule"
+	annoPodUID     = "kafkabot/pod-uid"
+	annoStep       = "kafkabot/step"
+	annoState      = "kafkabot/state"
+	annoStartedAt  = "kafkabot/started-at"
+	annoFinishedAt = "kafkabot/finished-at"
+	annoScript     = "kafkabot/script" // JSON ScriptInput of the debug pod
+	annoResult     = "kafkabot/result" // JSON ScriptResult, once read
+)
+
+// Lease states recorded in the kafkabot/state annotation.
+const (
+	leaseRunning = "running"
+	leaseDone    = "done"
+	leaseFailed  = "failed"
+)
+
+// ErrAlreadyRan refuses an approval whose repair already ran (or runs).
+var ErrAlreadyRan = errors.New("approval already ran")
+
+// ErrRepairRunning refuses a repair of a broker another repair holds.
+var ErrRepairRunning = errors.New("a repair of this broker is already running")
+
+// repairLock takes and records per-broker repair Leases.
+type repairLock struct {
+	kc       *kube.Client
+	identity string
+	clock    clock.PassiveClock
+	// duration is the Lease duration: a holder renews at every step, and no
+	// step waits longer than the repair timeout, so a Lease not renewed for
+	// this long belongs to a bot that is gone.
+	duration time.Duration
+}
+
+// heldLock is a Lease this bot replica holds for one repair.
+type heldLock struct {
+	l     *repairLock
+	lease *coordinationv1.Lease
+}
+
+// leaseFor builds the Lease of a new repair.
+func (l *repairLock) leaseFor(req Request, cluster string, extra map[string]string, now time.Time) *coordinationv1.Lease {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
+		Name:      kube.RepairLeaseName(req.Pod),
+		Namespace: req.Namespace,
+	}}
+	l.stamp(lease, req, cluster, extra, now)
+	return lease
+}
+
+// stamp (re)writes a Lease for a new repair: holder, times, labels and the
+// repair's record. resourceVersion is left alone (optimistic concurrency).
+func (l *repairLock) stamp(lease *coordinationv1.Lease, req Request, cluster string, extra map[string]string, now time.Time) {
+	now = now.Truncate(time.Microsecond)
+	identity := l.identity
+	seconds := int32(l.duration / time.Second)
+	lease.Labels = map[string]string{
+		kube.LabelManagedBy: kube.ManagedByBot,
+		kube.LabelBroker:    labelValue(req.Pod),
+		kube.LabelCluster:   labelValue(cluster),
+	}
+	lease.Annotations = map[string]string{
+		annoApprovalID: req.ApprovalID,
+		annoPod:        req.Pod,
+		annoChannel:    req.Channel,
+		annoThreadTS:   req.ThreadTS,
+		annoApprover:   req.Approver,
+		annoRequester:  req.Requester,
+		annoAction:     req.Action,
+		annoTarget:     req.Target,
+		annoRule:       req.Rule,
+		annoPodUID:     req.PodUID,
+		annoStep:       "taking the repair lease",
+		annoState:      leaseRunning,
+		annoStartedAt:  now.UTC().Format(time.RFC3339),
+	}
+	for k, v := range extra {
+		lease.Annotations[k] = v
+	}
+	lease.Spec = coordinationv1.LeaseSpec{
+		HolderIdentity:       &identity,
+		LeaseDurationSeconds: &seconds,
+		AcquireTime:          &metav1.MicroTime{Time: now},
+		RenewTime:            &metav1.MicroTime{Time: now},
+	}
+}
+
+// Acquire takes the broker's Lease for req. It refuses, without writing,
+// an approval that already ran and a broker whose repair is running. A
+// finished Lease of another approval is taken over with an update guarded
+// by its resourceVersion, so of two replicas only one can win.
+func (l *repairLock) Acquire(ctx context.Context, req Request, cluster string, extra map[string]string) (*heldLock, error) {
+	lease := l.leaseFor(req, cluster, extra, l.clock.Now())
+	created, err := l.kc.CreateLease(ctx, lease)
+	if err == nil {
+		return &heldLock{l: l, lease: created}, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
+	}
+	existing, err := l.kc.GetLease(ctx, lease.Namespace, lease.Name)
+	if err != nil {
+		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
+	}
+	if err := refuseTaken(existing, req.ApprovalID); err != nil {
+		return nil, err
+	}
+	l.stamp(existing, req, cluster, extra, l.clock.Now())
+	updated, err := l.kc.UpdateLease(ctx, existing)
+	if apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("%w: another bot replica took lease %s at the same moment", ErrRepairRunning, lease.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
+	}
+	return &heldLock{l: l, lease: updated}, nil
+}
+
+// refuseTaken returns why an existing repair Lease blocks approvalID, or
+// nil when it records a finished repair of another approval.
+func refuseTaken(lease *coordinationv1.Lease, approvalID string) error {
+	a := lease.Annotations
+	state := a[annoState]
+	if a[annoApprovalID] == approvalID {
+		return fmt.Errorf("%w: approval %s already ran on this broker (state %s, step %q, approved by %s)",
+			ErrAlreadyRan, approvalID, state, a[annoStep], a[annoApprover])
+	}
+	if state == leaseRunning || state == "" {
+		return fmt.Errorf("%w (approved by %s, step %q, started %s)", ErrRepairRunning, a[annoApprover], a[annoStep], a[annoStartedAt])
+	}
+	return nil
+}
+
+// SetStep records the step reached and renews the Lease.
+func (h *heldLock) SetStep(ctx context.Context, step string) error {
+	return h.update(ctx, func(l *coordinationv1.Lease) { l.Annotations[annoStep] = step })
+}
+
+// RecordJSON stores v as JSON in annotation key and renews the Lease.
+func (h *heldLock) RecordJSON(ctx context.Context, key string, v any) error {
+	s, err := jsonString(v)
+	if err != nil {
+		return err
+	}
+	return h.update(ctx, func(l *coordinationv1.Lease) { l.Annotations[key] = s })
+}
+
+// Release marks the repair finished (state done or failed) and gives the
+// Lease up. The Lease stays as the record that this approval ran.
+func (h *heldLock) Release(ctx context.Context, state string) error {
+	return h.update(ctx, func(l *coordinationv1.Lease) {
+		l.Annotations[annoState] = state
+		l.Annotations[annoFinishedAt] = h.l.clock.Now().UTC().Format(time.RFC3339)
+		l.Spec.HolderIdentity = nil
+	})
+}
+
+// update applies change to the Lease and renews it. On a conflict it
+// re-reads the Lease and applies change again only while the Lease is
+// still held by this replica for the same approval.
+func (h *heldLock) update(ctx context.Context, change func(*coordinationv1.Lease)) error {
+	approval := h.lease.Annotations[annoApprovalID]
+	for attempt := 0; ; attempt++ {
+		next := h.lease.DeepCopy()
+		if next.Annotations == nil {
+			next.Annotations = map[string]string{}
+		}
+		change(next)
+		next.Spec.RenewTime = &metav1.MicroTime{Time: h.l.clock.Now().Truncate(time.Microsecond)}
+		updated, err := h.l.kc.UpdateLease(ctx, next)
+		if err == nil {
+			h.lease = updated
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == 2 {
+			return err
+		}
+		fresh, getErr := h.l.kc.GetLease(ctx, h.lease.Namespace, h.lease.Name)
+		if getErr != nil {
+			return getErr
+		}
+		if holder(fresh) != h.l.identity || fresh.Annotations[annoApprovalID] != approval {
+			return fmt.Errorf("lease %s was taken by %q for approval %s", fresh.Name, holder(fresh), fresh.Annotations[annoApprovalID])
+		}
+		h.lease = fresh
+	}
+}
+
+// takeOver makes this replica the holder of a running Lease left by a
+// stopped replica (resume). The update is guarded by the resourceVersion
+// read, so only one replica takes it over.
+func (l *repairLock) takeOver(ctx context.Context, lease *coordinationv1.Lease) (*heldLock, error) {
+	next := lease.DeepCopy()
+	identity := l.identity
+	now := &metav1.MicroTime{Time: l.clock.Now().Truncate(time.Microsecond)}
+	next.Spec.HolderIdentity = &identity
+	next.Spec.RenewTime = now
+	next.Spec.AcquireTime = now
+	updated, err := l.kc.UpdateLease(ctx, next)
+	if err != nil {
+		return nil, fmt.Errorf("taking over lease %s: %w", lease.Name, err)
+	}
+	return &heldLock{l: l, lease: updated}, nil
+}
+
+// stale reports whether a Lease's holder stopped renewing it.
+func (l *repairLock) stale(lease *coordinationv1.Lease) bool {
+	return !l.clock.Now().Before(expiry(lease))
+}
+
+// expiry is when a Lease's holder is presumed gone.
+func expiry(lease *coordinationv1.Lease) time.Time {
+	if lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
+		return time.Time{}
+	}
+	return lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
+}
+
+func holder(lease *coordinationv1.Lease) string {
+	if lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+// requestOf rebuilds the Request a running Lease records.
+func requestOf(lease *coordinationv1.Lease) Request {
+	a := lease.Annotations
+	return Request{
+		ApprovalID: a[annoApprovalID], Namespace: lease.Namespace, Pod: a[annoPod],
+		PodUID: a[annoPodUID], Rule: a[annoRule], Action: a[annoAction], Target: a[annoTarget],
+		Requester: a[annoRequester], Approver: a[annoApprover], Channel: a[annoChannel], ThreadTS: a[annoThreadTS],
+	}
+}
+
+// labelValue bounds a string to a valid label value (63 characters of
+// [A-Za-z0-9._-], alphanumeric at both ends).
+func labelValue(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 63 {
+		b = b[:63]
+	}
+	for len(b) > 0 && !isAlnum(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && !isAlnum(b[0]) {
+		b = b[1:]
+	}
+	return string(b)
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// uidOf converts a recorded UID.
+func uidOf(s string) types.UID { return types.UID(s) }
+
+// jsonString encodes v for an annotation.
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding %T: %w", v, err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,461 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// GateNodeID refuses a repair when the broker's node id is unknown: the
+// script could not check that the volume belongs to that node.
+const GateNodeID = "node-id-known"
+
+// step builds one main step of a repair. A failure is remembered for the
+// Lease's final state; a failure caused by the bot's own shutdown marks the
+// repair interrupted, so cleanup leaves it for Resume.
+func (run *repairRun) step(describe string, done func(context.Context) (bool, error), do func(context.Context) error, detail func() string) Step {
+	return funcStep{describe: describe, done: done, detail: detail, do: func(ctx context.Context) error {
+		err := do(ctx)
+		if err != nil && run.failed == nil {
+			run.failed = err
+			run.interrupted = ctx.Err() != nil
+		}
+		return err
+	}}
+}
+
+// checkGatesStep re-reads the broker and runs every safety gate.
+func (run *repairRun) checkGatesStep() Step {
+	req := run.req
+	return run.step(fmt.Sprintf("Re-check %s/%s and the safety gates", req.Namespace, req.Pod), nil,
+		func(ctx context.Context) error {
+			snap, err := run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
+			switch {
+			case errors.Is(err, kube.ErrNamespaceNotAllowed):
+				return refuse(GateNamespace, "namespace %q is outside KAFKA_NAMESPACES", req.Namespace)
+			case errors.Is(err, kube.ErrPodNotFound):
+				return refuse(GateSamePod, "pod %s/%s no longer exists", req.Namespace, req.Pod)
+			case err != nil:
+				return fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
+			}
+			in := run.r.gateInput(req, snap)
+			err = checkGates(ctx, in)
+			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
+			return err
+		},
+		func() string { return strings.Join(run.warnings, "\n") })
+}
+
+// gateInput prepares the gates' view of a fresh snapshot.
+func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
+	return &gateInput{
+		req:      req,
+		snap:     snap,
+		findings: r.engine.Diagnose(snap),
+		allowed:  r.kc.NamespaceAllowed,
+		loadPeers: onceValue(func(ctx context.Context) ([]diagnose.Snapshot, error) {
+			return r.inspect.KafkaPods(ctx)
+		}),
+		loadLeases: onceValue(func(ctx context.Context) ([]coordinationv1.Lease, error) {
+			return r.leasesOf(ctx, req.Namespace)
+		}),
+		diagnosePeer: func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error) {
+			full, err := r.inspect.Snapshot(ctx, s.Namespace, s.Pod)
+			if err != nil {
+				return nil, err
+			}
+			return r.engine.Diagnose(full), nil
+		},
+	}
+}
+
+// onceValue memoises a successful load.
+func onceValue[T any](load func(context.Context) (T, error)) func(context.Context) (T, error) {
+	var (
+		mu   sync.Mutex
+		done bool
+		v    T
+	)
+	return func(ctx context.Context) (T, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return v, nil
+		}
+		got, err := load(ctx)
+		if err != nil {
+			return got, err
+		}
+		v, done = got, true
+		return v, nil
+	}
+}
+
+// buildSpecStep builds the script input and the debug pod spec; it writes
+// nothing.
+func (run *repairRun) buildSpecStep() Step {
+	return run.step("Build the debug pod and script", nil,
+		func(ctx context.Context) error {
+			broker, err := run.r.kc.FetchPod(ctx, run.req.Namespace, run.req.Pod)
+			if err != nil {
+				return err
+			}
+			if string(broker.UID) != run.req.PodUID {
+				return refuse(GateSamePod, "pod %s was recreated a moment ago (UID %s)", run.req.Pod, broker.UID)
+			}
+			if run.script.BackupName == "" { // a resumed repair keeps its recorded input
+				if run.snap.NodeID == "" {
+					return refuse(GateNodeID, "the node id of %s is unknown, so the script could not check that the volume belongs to it", run.req.Pod)
+				}
+				run.script = ScriptInput{
+					Action: run.req.Action, Target: run.req.Target, NodeID: run.snap.NodeID,
+					MountRoot: DefaultMountRoot, BackupName: BackupName(run.req.ApprovalID, run.r.opts.Clock.Now()),
+				}
+			}
+			if err := run.script.Validate(); err != nil {
+				return fmt.Errorf("script input: %w", err)
+			}
+			in := DebugPodInput{
+				Broker: broker, KafkaContainer: run.snap.KafkaContainer, Image: run.r.opts.DebugImage,
+				RepairID: labelValue(run.req.ApprovalID), Script: run.script, Deadline: run.r.opts.Timeout,
+				ClaimAccessModes: map[string][]corev1.PersistentVolumeAccessMode{},
+			}
+			for _, c := range run.snap.Claims {
+				in.ClaimNames = append(in.ClaimNames, c.ClaimName)
+				for _, m := range c.AccessModes {
+					in.ClaimAccessModes[c.ClaimName] = append(in.ClaimAccessModes[c.ClaimName], corev1.PersistentVolumeAccessMode(m))
+				}
+			}
+			spec, err := DebugPod(in)
+			if err != nil {
+				return fmt.Errorf("building the debug pod: %w", err)
+			}
+			run.broker, run.spec, run.debugPodName = broker, spec, spec.Name
+			return nil
+		},
+		func() string {
+			if run.spec == nil {
+				return ""
+			}
+			return fmt.Sprintf("debug pod %s on node %s, image %s; %s %s, backup folder %s at the volume root",
+				run.spec.Name, run.broker.Spec.NodeName, firstImage(run.spec), run.script.Action, run.script.Target, run.script.BackupName)
+		})
+}
+
+func firstImage(pod *corev1.Pod) string {
+	if len(pod.Spec.Containers) == 0 {
+		return "?"
+	}
+	return pod.Spec.Containers[0].Image
+}
+
+// showDryRunStep reports the exact debug pod spec and the script.
+func (run *repairRun) showDryRunStep() Step {
+	return run.step("Show what would run (dry run)", nil, func(ctx context.Context) error {
+		y, err := yaml.Marshal(run.spec)
+		if err != nil {
+			return fmt.Errorf("rendering the debug pod spec: %w", err)
+		}
+		run.rep.Report(ctx, Progress{Step: "Debug pod spec (dry run)", Status: StepSkipped, Detail: string(y)})
+		run.rep.Report(ctx, Progress{Step: "Script the debug pod runs (dry run)", Status: StepSkipped, Detail: Script})
+		return nil
+	}, nil)
+}
+
+// takeLeaseStep takes the broker's repair Lease, recording the repair.
+func (run *repairRun) takeLeaseStep() Step {
+	return run.step("Take the repair lease "+kube.RepairLeaseName(run.req.Pod),
+		func(context.Context) (bool, error) { return run.lock != nil, nil },
+		func(ctx context.Context) error {
+			script, err := jsonString(run.script)
+			if err != nil {
+				return err
+			}
+			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name}
+			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
+			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
+				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
+			}
+			if err != nil {
+				return err
+			}
+			run.lock = held
+			return nil
+		}, nil)
+}
+
+func (run *repairRun) debugName() string {
+	if run.debugPod != nil {
+		return run.debugPod.Name
+	}
+	return run.debugPodName
+}
+
+// createDebugPodStep creates the debug pod (skipped when it exists or its
+// result is known).
+func (run *repairRun) createDebugPodStep() Step {
+	return run.step(fmt.Sprintf("Create debug pod %s", run.debugName()),
+		func(context.Context) (bool, error) { return run.result != nil || run.debugPod != nil, nil },
+		func(ctx context.Context) error {
+			pod, err := run.r.kc.CreateRepairPod(ctx, run.spec)
+			if err != nil {
+				return err
+			}
+			run.debugPod = pod
+			return nil
+		}, nil)
+}
+
+// waitDebugPodStep watches the debug pod until it finishes.
+func (run *repairRun) waitDebugPodStep() Step {
+	return run.step(fmt.Sprintf("Wait for debug pod %s to finish (up to %s)", run.debugName(), run.r.opts.Timeout),
+		func(context.Context) (bool, error) { return run.result != nil, nil },
+		func(ctx context.Context) error {
+			wctx, cancel := run.withTimeout(ctx, "waiting for the debug pod")
+			defer cancel()
+			pod, err := run.r.kc.WaitPodFinished(wctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID)
+			if errors.Is(err, kube.ErrPodDeleted) {
+				run.debugGone = true
+			}
+			if err != nil {
+				return err
+			}
+			run.debugPod = pod
+			return nil
+		}, nil)
+}
+
+// readResultStep reads the script's result line from the debug pod's log
+// and records it in the Lease.
+func (run *repairRun) readResultStep() Step {
+	return run.step("Read the repair script's result",
+		func(context.Context) (bool, error) { return run.result != nil, nil },
+		func(ctx context.Context) error {
+			pod := run.debugPod
+			container := ""
+			if len(pod.Spec.Containers) > 0 {
+				container = pod.Spec.Containers[0].Name
+			}
+			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
+			if err != nil {
+				return err
+			}
+			res, err := ParseScriptResult(log)
+			if err != nil {
+				return fmt.Errorf("debug pod %s ended in phase %s: %w; its log ends:\n%s", pod.Name, pod.Status.Phase, err, lastLines(log, 5))
+			}
+			if !res.OK() {
+				return fmt.Errorf("the script %s (%s): %s; nothing was moved. Its log ends:\n%s", res.Status, res.Reason, res.Explain(), lastLines(log, 5))
+			}
+			if res.Status == StatusCheckOK {
+				return fmt.Errorf("the script ran in check mode: nothing was moved")
+			}
+			run.result = &res
+			if run.lock != nil {
+				if err := run.lock.RecordJSON(ctx, annoResult, res); err != nil {
+					return fmt.Errorf("recording the result in the lease: %w", err)
+				}
+			}
+			return nil
+		},
+		func() string {
+			if run.result == nil {
+				return ""
+			}
+			verb := "Moved"
+			if run.result.Status == StatusAlreadyMoved {
+				verb = "Already moved by an earlier run:"
+			}
+			return fmt.Sprintf("%s %s to %s (%d bytes, %d files)", verb, run.result.Source, run.result.Destination, run.result.Bytes, run.result.Files)
+		})
+}
+
+// deleteDebugPodStep deletes the debug pod once its result is read.
+func (run *repairRun) deleteDebugPodStep() Step {
+	return run.step(fmt.Sprintf("Delete debug pod %s", run.debugName()), run.debugPodGone, run.deleteDebugPod, nil)
+}
+
+// cleanupDebugPodStep deletes the debug pod whatever happened, unless the
+// bot itself is stopping (Resume then finds it).
+func (run *repairRun) cleanupDebugPodStep() Step {
+	return funcStep{
+		describe: "Delete the debug pod",
+		done: func(ctx context.Context) (bool, error) {
+			if run.interrupted {
+				return true, nil
+			}
+			return run.debugPodGone(ctx)
+		},
+		do: run.deleteDebugPod,
+	}
+}
+
+func (run *repairRun) debugPodGone(context.Context) (bool, error) {
+	return run.debugPod == nil || run.debugGone, nil
+}
+
+func (run *repairRun) deleteDebugPod(ctx context.Context) error {
+	if err := run.r.kc.DeletePodUID(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID); err != nil {
+		return err
+	}
+	run.debugGone = true
+	return nil
+}
+
+// restartBrokerStep deletes the approved broker pod (only that UID) so
+// its StatefulSet or StrimziPodSet recreates it at once.
+func (run *repairRun) restartBrokerStep() Step {
+	return run.step(fmt.Sprintf("Restart %s (delete the pod; its controller recreates it)", run.req.Pod),
+		func(context.Context) (bool, error) { return run.brokerReplaced, nil },
+		func(ctx context.Context) error {
+			if err := run.r.kc.DeletePodUID(ctx, run.req.Namespace, run.req.Pod, uidOf(run.req.PodUID)); err != nil {
+				return err
+			}
+			run.brokerReplaced = true
+			return nil
+		}, nil)
+}
+
+// recoveryMarkers are the broker log lines that show a metadata log being
+// rebuilt and the broker coming back (kraft-recovery.md §2.2).
+var recoveryMarkers = []string{
+	"Initialized snapshots",
+	"has caught up",
+	"Transitioning from STARTING to RECOVERY",
+	"Transitioning from RECOVERY to RUNNING",
+	"has been unfenced",
+	"Kafka Server started",
+	"started (kafka.server",
+}
+
+// maxRecoveryLines bounds the log lines a report quotes.
+const maxRecoveryLines = 8
+
+// waitBrokerStep watches the recreated broker pod until it is Ready, or
+// crash-loops again (then it diagnoses it and stops the repair).
+func (run *repairRun) waitBrokerStep() Step {
+	req := run.req
+	return run.step(fmt.Sprintf("Watch the new %s until Ready (up to %s)", req.Pod, run.r.opts.Timeout), nil,
+		func(ctx context.Context) error {
+			wctx, cancel := run.withTimeout(ctx, "waiting for the new broker pod to become Ready")
+			defer cancel()
+			pod, err := run.r.kc.WaitPodReplaced(wctx, req.Namespace, req.Pod, uidOf(req.PodUID), func(p *corev1.Pod) bool {
+				return kube.PodReady(p) || podCrashing(p)
+			})
+			if pod != nil && string(pod.UID) != req.PodUID {
+				run.newPod = pod
+			}
+			if err != nil {
+				if run.newPod != nil {
+					return fmt.Errorf("%w; last state of the new pod: %s", err, podState(run.newPod))
+				}
+				return fmt.Errorf("%w; no new pod appeared", err)
+			}
+			container := kube.KafkaContainerName(pod)
+			if !kube.PodReady(pod) {
+				return run.crashAgain(ctx, pod)
+			}
+			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
+			if err != nil {
+				run.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}
+				return nil
+			}
+			run.recoveryLines = matchingLines(log, recoveryMarkers, maxRecoveryLines)
+			return nil
+		},
+		func() string {
+			if run.newPod == nil {
+				return ""
+			}
+			s := fmt.Sprintf("New pod UID %s is %s.", run.newPod.UID, podState(run.newPod))
+			if len(run.recoveryLines) > 0 {
+				s += " Its log:\n" + strings.Join(run.recoveryLines, "\n")
+			}
+			return s
+		})
+}
+
+// crashAgain diagnoses a recreated broker that crashes and stops.
+func (run *repairRun) crashAgain(ctx context.Context, pod *corev1.Pod) error {
+	ce := &CrashAgainError{Pod: pod.Name, State: podState(pod)}
+	if snap, err := run.r.inspect.Snapshot(ctx, pod.Namespace, pod.Name); err == nil {
+		if findings := run.r.engine.Diagnose(snap); len(findings) > 0 {
+			ce.Finding = &findings[0]
+		}
+	}
+	run.crash = ce
+	return ce
+}
+
+// podCrashing reports whether a pod's Kafka container crashed: in
+// CrashLoopBackOff, terminated with an error, or restarted after one.
+func podCrashing(pod *corev1.Pod) bool {
+	name := kube.KafkaContainerName(pod)
+	for _, c := range pod.Status.ContainerStatuses {
+		if name != "" && c.Name != name {
+			continue
+		}
+		if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+			return true
+		}
+		if t := c.State.Terminated; t != nil && t.ExitCode != 0 {
+			return true
+		}
+		if t := c.LastTerminationState.Terminated; c.RestartCount > 0 && t != nil && t.ExitCode != 0 && !c.Ready {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseLeaseStep records the outcome in the Lease and gives it up,
+// unless the bot itself is stopping (Resume then finishes the repair).
+func (run *repairRun) releaseLeaseStep() Step {
+	return funcStep{
+		describe: "Release the repair lease",
+		done:     func(context.Context) (bool, error) { return run.lock == nil || run.interrupted, nil },
+		do: func(ctx context.Context) error {
+			state := leaseDone
+			if run.failed != nil {
+				state = leaseFailed
+			}
+			return run.lock.Release(ctx, state)
+		},
+	}
+}
+
+// matchingLines returns the last max lines of log containing one of markers.
+func matchingLines(log string, markers []string, max int) []string {
+	var out []string
+	for line := range strings.Lines(log) {
+		line = strings.TrimRight(line, "\r\n")
+		for _, m := range markers {
+			if strings.Contains(line, m) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

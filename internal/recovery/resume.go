@@ -1,0 +1,232 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// Resume finishes the repairs a stopped bot left running. Call it once at
+// start-up, in the background; it returns when no running repair is left
+// to it, or when ctx ends.
+//
+// Which repairs: every repair Lease in state "running" in the namespaces in
+// scope. A Lease held by this replica's own identity (the same replica,
+// restarted) or whose holder stopped renewing it (renew time plus duration,
+// that is the repair timeout plus two minutes, has passed) is taken over at
+// once, with an update guarded by its resourceVersion, so only one replica
+// takes it. A Lease another replica still renews is left to that replica:
+// Resume waits until it would expire and looks again.
+//
+// What it does, reporting in the repair's own Slack thread ("bot restarted
+// during step X") and recording each step like a fresh repair:
+//   - the script's result is recorded in the Lease: continue after it
+//     (delete the debug pod, restart the broker unless it was already
+//     restarted, watch it come back);
+//   - the debug pod exists: wait for it to finish if it still runs, read
+//     its result, and continue the same way;
+//   - the debug pod is gone and the result unknown, and the broker pod is
+//     still the approved one and still crash-looping: run the script again
+//     with the recorded input and backup name. The script is idempotent: if
+//     the first run moved the target it reports already-moved, which counts
+//     as success, so nothing is ever moved twice;
+//   - the debug pod is gone, the result unknown and the broker pod was
+//     recreated or is running: stop (failed). The files may or may not have
+//     moved and the broker may be live; a person must look.
+//
+// Resume never starts a repair that was not approved and never re-runs the
+// gates of one that was: the approval was checked when it started.
+func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadTS string) Reporter) error {
+	tried := map[string]bool{}
+	for {
+		leases, err := r.runningLeases(ctx)
+		if err != nil {
+			return err
+		}
+		var next time.Time
+		for i := range leases {
+			l := &leases[i]
+			key := l.Namespace + "/" + l.Name + "/" + l.Annotations[annoApprovalID]
+			if tried[key] {
+				continue
+			}
+			if holder(l) != r.opts.Identity && !r.lock.stale(l) {
+				if e := expiry(l); next.IsZero() || e.Before(next) {
+					next = e
+				}
+				continue
+			}
+			tried[key] = true
+			r.resumeOne(ctx, l, newReporter)
+		}
+		if next.IsZero() {
+			return nil
+		}
+		r.opts.Logger.InfoContext(ctx, "a repair is still held by a live bot replica; looking again when its lease expires", "at", next)
+		select {
+		case <-r.opts.Clock.After(next.Sub(r.opts.Clock.Now())):
+		case <-ctx.Done():
+			return fmt.Errorf("resuming repairs: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// runningLeases lists the repair Leases in state running in scope.
+func (r *Repairer) runningLeases(ctx context.Context) ([]coordinationv1.Lease, error) {
+	namespaces := r.kc.Options().Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""} // all namespaces
+	}
+	var out []coordinationv1.Lease
+	for _, ns := range namespaces {
+		leases, err := r.leasesOf(ctx, ns)
+		if err != nil {
+			return nil, fmt.Errorf("resuming repairs: %w", err)
+		}
+		for _, l := range leases {
+			if strings.HasPrefix(l.Name, "kafkabot-repair-") && l.Annotations[annoState] == leaseRunning {
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}
+
+// resumeOne takes over one running Lease and finishes its repair.
+func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, newReporter func(channel, threadTS string) Reporter) {
+	req := requestOf(lease)
+	held, err := r.lock.takeOver(ctx, lease)
+	if err != nil {
+		r.opts.Logger.WarnContext(ctx, "not resuming a repair: could not take over its lease", "lease", lease.Name, "error", err,
+			"conflict", apierrors.IsConflict(err))
+		return
+	}
+	run := r.newRun(req, newReporter(req.Channel, req.ThreadTS))
+	run.lock = held
+	run.debugPodName = lease.Annotations[annoDebugPod]
+	r.audit(ctx, "repair resumed", req, slog.String("step", lease.Annotations[annoStep]), slog.String("previous_holder", holder(lease)))
+	run.rep.Report(ctx, Progress{
+		Step:   "Resume",
+		Status: StepStarted,
+		Detail: fmt.Sprintf("bot restarted during step %q; resuming approval %s (approved by %s)", lease.Annotations[annoStep], req.ApprovalID, orUnknown(req.Approver)),
+	})
+	run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, run.resumePlan(lease)))
+}
+
+// resumePlan is the repair plan of a resumed repair: what the Lease and the
+// cluster say is done is skipped (see Resume for the decisions).
+func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
+	needRerun := func() bool { return run.needRerun }
+	return Plan{
+		Steps: []Step{
+			run.discoverStep(lease),
+			onlyIf(needRerun, run.recheckStep()),
+			onlyIf(needRerun, run.buildSpecStep()),
+			run.createDebugPodStep(),
+			run.waitDebugPodStep(),
+			run.readResultStep(),
+			run.deleteDebugPodStep(),
+			run.restartBrokerStep(),
+			run.waitBrokerStep(),
+		},
+		Cleanup: []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()},
+	}
+}
+
+// onlyIf makes s count as done unless cond holds when it is reached.
+func onlyIf(cond func() bool, s Step) Step {
+	fs := s.(funcStep)
+	inner := fs.done
+	fs.done = func(ctx context.Context) (bool, error) {
+		if !cond() {
+			return true, nil
+		}
+		if inner == nil {
+			return false, nil
+		}
+		return inner(ctx)
+	}
+	return fs
+}
+
+// discoverStep reads what the stopped bot left: the recorded script input
+// and result, the debug pod, and the broker pod.
+func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
+	req := run.req
+	var found string
+	return run.step("Find the debug pod and the broker's state", nil,
+		func(ctx context.Context) error {
+			a := lease.Annotations
+			if err := json.Unmarshal([]byte(a[annoScript]), &run.script); err != nil {
+				return fmt.Errorf("the lease holds no readable script input: %w", err)
+			}
+			if s := a[annoResult]; s != "" {
+				var res ScriptResult
+				if err := json.Unmarshal([]byte(s), &res); err != nil {
+					return fmt.Errorf("the lease holds an unreadable script result: %w", err)
+				}
+				run.result = &res
+			}
+			pods, err := run.r.kc.ListPodsByLabel(ctx, req.Namespace, kube.LabelManagedBy+"="+kube.ManagedByBot)
+			if err != nil {
+				return err
+			}
+			for i := range pods {
+				if pods[i].Name == run.debugPodName {
+					run.debugPod = &pods[i]
+				}
+			}
+			broker, err := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+			switch {
+			case apierrors.IsNotFound(err):
+				run.brokerReplaced = true
+			case err != nil:
+				return err
+			default:
+				run.brokerReplaced = string(broker.UID) != req.PodUID
+			}
+			switch {
+			case run.result != nil:
+				found = fmt.Sprintf("the script's result is recorded: %s %s", run.result.Status, run.result.Destination)
+			case run.debugPod != nil:
+				found = fmt.Sprintf("debug pod %s is %s: reading its result when it finishes", run.debugPod.Name, run.debugPod.Status.Phase)
+			case run.brokerReplaced:
+				return fmt.Errorf("debug pod %s is gone, its result unknown, and %s was recreated meanwhile: the move may or may not have happened. "+
+					"Check for %s at the root of the broker's volume before doing anything else", run.debugPodName, req.Pod, run.script.BackupName)
+			default:
+				run.needRerun = true
+				found = fmt.Sprintf("debug pod %s is gone and its result unknown: running the idempotent script again (backup %s)", run.debugPodName, run.script.BackupName)
+			}
+			return nil
+		},
+		func() string { return found })
+}
+
+// recheckStep makes sure the broker is still the approved, crash-looping
+// pod before the script runs again.
+func (run *repairRun) recheckStep() Step {
+	req := run.req
+	return run.step(fmt.Sprintf("Re-check that %s is still crash-looping", req.Pod), nil,
+		func(ctx context.Context) error {
+			snap, err := run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
+			if err != nil {
+				return fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
+			}
+			in := &gateInput{req: req, snap: snap}
+			for _, check := range []func(context.Context, *gateInput) error{checkSamePod, checkCrashLooping} {
+				if err := check(ctx, in); err != nil {
+					return err
+				}
+			}
+			run.snap = snap
+			return nil
+		}, nil)
+}
