@@ -12,6 +12,9 @@
 # KUBEBUILDER_ASSETS:
 #
 #   export KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"
+#
+# With --print-dir it only prints that directory, building nothing
+# (internal/testenv checks that it computes the same one).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +24,14 @@ log() { echo "build-control-plane: $*" >&2; }
 
 pins_hash="$(cat "${tools_dir}/go.mod" "${tools_dir}/go.sum" | sha256sum | cut -c1-16)"
 assets_dir="${repo_root}/.cache/control-plane/${pins_hash}"
+
+if [[ "${1:-}" == "--print-dir" ]]; then
+	echo "${assets_dir}"
+	exit 0
+elif [[ $# -gt 0 ]]; then
+	echo "usage: $0 [--print-dir]" >&2
+	exit 2
+fi
 
 binaries_present() {
 	[[ -x "${assets_dir}/kube-apiserver" && -x "${assets_dir}/etcd" ]]

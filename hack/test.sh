@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The project's test entry point (the README's test command; .ci/run calls it):
+#
+#   bash hack/test.sh [extra go test flags...]
+#
+# 1. installs what the tests need when it is missing (busybox, which runs
+#    the repair script in the kubelet stand-in);
+# 2. builds kube-apiserver and etcd from hack/tools' pins, or reuses the
+#    cached build (about 6 minutes the first time on 2 cores, instant after);
+# 3. runs go vet and go test over the whole module, real-apiserver tests
+#    included (they fail, never skip, when CI=true).
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${repo_root}"
+
+log() { echo "test.sh: $*" >&2; }
+
+if ! command -v busybox >/dev/null 2>&1; then
+	log "installing busybox"
+	sudo=""
+	if [[ $(id -u) -ne 0 ]]; then
+		sudo="sudo"
+	fi
+	${sudo} apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq busybox >/dev/null
+fi
+
+start=${SECONDS}
+KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"
+export KUBEBUILDER_ASSETS
+log "control plane ready in $((SECONDS - start))s: ${KUBEBUILDER_ASSETS}"
+
+start=${SECONDS}
+go vet ./...
+log "go vet passed in $((SECONDS - start))s"
+
+start=${SECONDS}
+go test -timeout 20m "$@" ./...
+log "go test passed in $((SECONDS - start))s"

@@ -1,0 +1,261 @@
+// Package testenv runs a real kube-apiserver and etcd for tests, with RBAC
+// enforced and deploy/'s ServiceAccount, Roles and admission policy
+// installed, so that tests can act as the bot's ServiceAccount and fail on
+// any permission the code needs and deploy/ lacks.
+//
+// The binaries come from hack/build-control-plane.sh (or $KUBEBUILDER_ASSETS).
+// One control plane serves a whole test package; wire it in TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		env := testenv.Start(t)
+//		ns := env.KafkaNamespace(t, "kafka-something", nil)
+//		cs := kubernetes.NewForConfigOrDie(env.BotConfig())
+//		...
+//	}
+//
+// The control plane starts on the first Start call, so a package whose tests
+// are all filtered out by -run never starts one.
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Env is a running control plane with deploy/'s RBAC installed.
+type Env struct {
+	// Config is the admin (system:masters) configuration. Tests use it to
+	// arrange the world; the code under test should use BotConfig.
+	Config *rest.Config
+	// Clientset is an admin clientset built from Config.
+	Clientset kubernetes.Interface
+	// AssetsDir holds the kube-apiserver and etcd binaries in use.
+	AssetsDir string
+	// Manifests are the deploy/ objects installed on this API server.
+	Manifests *Manifests
+
+	applier *Applier
+	env     *envtest.Environment
+	reaper  *reaper
+}
+
+// shared is the package-wide control plane that Main owns.
+var shared struct {
+	mu      sync.Mutex
+	inMain  bool
+	started bool
+	env     *Env
+	err     error
+}
+
+// Main runs a test package's tests and then stops the control plane if any
+// test started it. Call it from TestMain and pass its result to os.Exit.
+func Main(m *testing.M) int {
+	shared.mu.Lock()
+	shared.inMain = true
+	shared.mu.Unlock()
+
+	code := m.Run()
+
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.env != nil {
+		if err := shared.env.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: stopping the control plane: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		shared.env = nil
+	}
+	return code
+}
+
+// Start returns the package's control plane, starting it on first use.
+// When the binaries are missing it fails the test with instructions, or
+// skips it when KAFKABOT_SKIP_APISERVER=1 outside CI.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.inMain {
+		t.Fatal("testenv.Start needs the package's TestMain to call testenv.Main, which stops the control plane after the tests")
+	}
+	if !shared.started {
+		shared.started = true
+		shared.env, shared.err = startEnv()
+	}
+	if shared.err != nil {
+		if errors.Is(shared.err, errMissingBinaries) && skipAllowed() {
+			t.Skipf("skipping real-apiserver test (%s=1): %v", EnvSkip, shared.err)
+		}
+		t.Fatalf("starting the test control plane: %v", shared.err)
+	}
+	return shared.env
+}
+
+func startEnv() (*Env, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := LoadManifests(root)
+	if err != nil {
+		return nil, err
+	}
+
+	te := &envtest.Environment{BinaryAssetsDirectory: assets}
+	api := te.ControlPlane.GetAPIServer()
+	// pods/log and the other node proxies reach a kubelet through the
+	// Node's InternalIP; kubesim registers 127.0.0.1 there. With no
+	// --kubelet-certificate-authority the API server does not verify the
+	// kubelet's serving certificate, which suits kubesim's httptest server.
+	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+
+	cfg, err := te.Start()
+	if err != nil {
+		// A half-started control plane still has processes to stop.
+		_ = te.Stop()
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	e := &Env{Config: cfg, AssetsDir: assets, Manifests: manifests, env: te}
+	e.reaper = startReaper()
+
+	if e.Clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, errors.Join(fmt.Errorf("creating admin clientset: %w", err), e.stop())
+	}
+	if e.applier, err = NewApplier(cfg); err != nil {
+		return nil, errors.Join(err, e.stop())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.applier.Apply(ctx, manifests.Shared...); err != nil {
+		return nil, errors.Join(fmt.Errorf("installing deploy/: %w", err), e.stop())
+	}
+	return e, nil
+}
+
+func (e *Env) stop() error {
+	err := e.env.Stop()
+	if err != nil {
+		// Let the reaper kill whatever Stop could not.
+		e.reaper.fire()
+		return fmt.Errorf("stopping kube-apiserver and etcd: %w", err)
+	}
+	e.reaper.disarm()
+	return nil
+}
+
+// ImpersonatedConfig returns an admin-authenticated configuration that
+// acts as the ServiceAccount "namespace/name" (its user name and the groups
+// the API server gives every ServiceAccount), so requests are authorized by
+// RBAC exactly as the ServiceAccount's own token would be.
+func (e *Env) ImpersonatedConfig(serviceAccount string) *rest.Config {
+	ns, name, ok := strings.Cut(serviceAccount, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		panic(fmt.Sprintf("testenv: ImpersonatedConfig(%q): want namespace/name", serviceAccount))
+	}
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":" + name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	return cfg
+}
+
+// BotConfig is ImpersonatedConfig for the bot's ServiceAccount from deploy/.
+func (e *Env) BotConfig() *rest.Config {
+	return e.ImpersonatedConfig(BotNamespace + "/" + BotServiceAccount)
+}
+
+// BotUserName is the user name the API server sees for the bot.
+const BotUserName = "system:serviceaccount:" + BotNamespace + ":" + BotServiceAccount
+
+// Namespace creates namespace name with labels (Pod Security labels, for
+// instance) and nothing else in it: the bot has no access there.
+func (e *Env) Namespace(t testing.TB, name string, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			t.Fatalf("namespace %s already exists: each test needs its own (the API server is shared by the package)", name)
+		}
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	// No cleanup: envtest runs no namespace controller, so a deleted
+	// namespace would stay Terminating; the whole API server goes away
+	// after the package's tests.
+	return name
+}
+
+// KafkaNamespace creates namespace name and installs deploy/'s
+// per-Kafka-namespace Role and RoleBinding in it, as a site does for each
+// namespace listed in KAFKA_NAMESPACES.
+func (e *Env) KafkaNamespace(t testing.TB, name string, labels map[string]string) string {
+	t.Helper()
+	e.Namespace(t, name, labels)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.applier.Apply(ctx, e.Manifests.ForKafkaNamespace(name)...); err != nil {
+		t.Fatalf("installing the bot's RBAC in %s: %v", name, err)
+	}
+	e.waitForBotAccess(t, name)
+	return name
+}
+
+// waitForBotAccess returns once the API server's RBAC authorizer, which
+// works from a watch cache, lets the bot get pods in namespace ns: right
+// after the RoleBinding is created a request may still be refused.
+func (e *Env) waitForBotAccess(t testing.TB, ns string) {
+	t.Helper()
+	bot, err := kubernetes.NewForConfig(e.BotConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: "get"},
+	}}
+	WaitFor(t, "the bot's RoleBinding in "+ns+" to take effect", func(ctx context.Context) (bool, error) {
+		got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return got.Status.Allowed, nil
+	})
+}
+
+// Apply installs extra objects with server-side apply as the admin.
+func (e *Env) Apply(t testing.TB, manifests []byte) {
+	t.Helper()
+	objs, err := DecodeManifests(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.applier.Apply(ctx, objs...); err != nil {
+		t.Fatal(err)
+	}
+}

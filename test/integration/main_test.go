@@ -1,0 +1,13 @@
+// Package integration runs the bot's Kubernetes side against a real
+// kube-apiserver and etcd (internal/testenv), with RBAC enforced and the
+// bot acting as deploy/'s ServiceAccount.
+package integration
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
