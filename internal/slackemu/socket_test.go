@@ -352,10 +352,11 @@ func TestConnectionCap(t *testing.T) {
 }
 
 func TestPingsKeepSlackGoConnected(t *testing.T) {
-	// slack-go reconnects when no server ping arrives within its ping interval; with pings every 10ms and a
-	// client interval of 100ms, thirty pings later it must still be on its first connection.
-	emu := newTestServer(t, func(o *Options) { o.PingInterval = 10 * time.Millisecond })
-	connectedClient(t, emu, socketmode.OptionPingInterval(100*time.Millisecond))
+	// slack-go reconnects when no server ping arrives within its ping interval; with pings every 20ms and a
+	// client interval of 400ms (wide enough for a loaded CI machine), sixty pings (well over one client
+	// interval) later it must still be on its first connection. Without pings it would have reconnected.
+	emu := newTestServer(t, func(o *Options) { o.PingInterval = 20 * time.Millisecond })
+	connectedClient(t, emu, socketmode.OptionPingInterval(400*time.Millisecond))
 	pings := func() int64 {
 		emu.mu.Lock()
 		defer emu.mu.Unlock()
@@ -366,7 +367,7 @@ func TestPingsKeepSlackGoConnected(t *testing.T) {
 		return n
 	}
 	deadline := time.Now().Add(testTimeout)
-	for pings() < 30 && time.Now().Before(deadline) {
+	for pings() < 60 && time.Now().Before(deadline) {
 		<-time.After(10 * time.Millisecond)
 	}
 	if got := emu.ConnectionsOpened(); got != 1 {
