@@ -1,0 +1,339 @@
+// Package handlers is the bot's Slack face: the Socket Mode event loop,
+// /kafka command parsing, Block Kit rendering, approval buttons and thread
+// progress reporting. It talks to the cluster, the diagnosis engine and
+// the repair executor through the small interfaces below and knows nothing
+// of client-go.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
+)
+
+// Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
+// it). Its errors are safe to show to the user.
+type Cluster interface {
+	// FindPod resolves a possibly short pod name (and optional namespace)
+	// to the Kafka pod it means.
+	FindPod(ctx context.Context, namespace, name string) (ns, pod string, err error)
+	// Snapshot reads what the diagnosis needs about one pod.
+	Snapshot(ctx context.Context, namespace, pod string) (diagnose.Snapshot, error)
+	// KafkaPods returns the status of every Kafka pod the bot may read.
+	KafkaPods(ctx context.Context) ([]diagnose.Snapshot, error)
+}
+
+// Diagnoser turns a snapshot into findings, best first (*diagnose.Engine).
+type Diagnoser interface {
+	Diagnose(s diagnose.Snapshot) []diagnose.Finding
+}
+
+// Repairer runs an approved repair, reporting through rep. It re-checks
+// its safety gates, never runs the same ApprovalID twice (across
+// replicas), and returns the summary it passed to rep.Finish. If it
+// returns without calling Finish, the bot calls Finish with its result.
+type Repairer interface {
+	Repair(ctx context.Context, req recovery.Request, rep recovery.Reporter) recovery.Summary
+}
+
+// Options configure a Bot.
+type Options struct {
+	// AppToken (xapp-…) opens Socket Mode; BotToken (xoxb-…) calls the Web API.
+	AppToken string
+	BotToken string
+	// APIURL is the Web API base URL, ending in "/" (empty: Slack's).
+	APIURL string
+	// ApprovalSecret signs the approval buttons (at least 32 bytes).
+	ApprovalSecret []byte
+	// ApprovalTTL is how long Approve stays valid (default 30 minutes).
+	ApprovalTTL time.Duration
+	// Approvers are the Slack user IDs allowed to approve repairs.
+	Approvers []string
+	// ForbidSelfApproval refuses approvals by the diagnosis' requester.
+	ForbidSelfApproval bool
+	// DryRun asks the Repairer to stop before the first write.
+	DryRun bool
+	// Workers bounds the commands and clicks handled at once (default 8).
+	Workers int
+
+	Cluster   Cluster
+	Diagnoser Diagnoser
+	// Repairer runs approved repairs; nil means this build cannot execute
+	// them, and an approval says so in the thread.
+	Repairer Repairer
+
+	// Logger receives operational and audit logs (default: discard).
+	Logger *slog.Logger
+	// Clock returns the current time (default time.Now); tests inject one.
+	Clock func() time.Time
+	// PingInterval is the longest Slack may stay silent before the
+	// connection is considered dead (default 30 s, slack-go's).
+	PingInterval time.Duration
+	// HTTPClient makes the Web API calls (default: a client of its own).
+	HTTPClient *http.Client
+}
+
+// Bounds of the bot's in-memory state and timings.
+const (
+	seenEnvelopes    = 4096
+	decidedApprovals = 4096
+	ackTimeout       = 2 * time.Second
+	commandTimeout   = 90 * time.Second
+	defaultWorkers   = 8
+	defaultTTL       = 30 * time.Minute
+)
+
+// Bot is the Slack bot. Create it with New and start it with Run.
+type Bot struct {
+	opts      Options
+	log       *slog.Logger
+	clock     func() time.Time
+	sm        *socketmode.Client
+	transport *http.Transport // closed when Run returns; nil with a caller's client
+	poster    *poster
+	approvers map[string]bool
+
+	connected atomic.Bool
+	started   atomic.Bool
+
+	slots   chan struct{} // worker pool: one token per running job
+	wg      sync.WaitGroup
+	seen    *lru[string, struct{}]
+	decided *lru[string, decisionRecord]
+}
+
+// decisionRecord is who decided an approval, and how.
+type decisionRecord struct {
+	User    string
+	Approve bool
+	At      time.Time
+}
+
+// New checks opts and builds a Bot; it does not connect.
+func New(opts Options) (*Bot, error) {
+	switch {
+	case opts.AppToken == "":
+		return nil, errors.New("handlers: no Slack app-level token")
+	case opts.BotToken == "":
+		return nil, errors.New("handlers: no Slack bot token")
+	case len(opts.ApprovalSecret) < approval.MinSecretLength:
+		return nil, fmt.Errorf("handlers: approval secret shorter than %d bytes", approval.MinSecretLength)
+	case opts.Cluster == nil:
+		return nil, errors.New("handlers: no Cluster")
+	case opts.Diagnoser == nil:
+		return nil, errors.New("handlers: no Diagnoser")
+	}
+	if opts.ApprovalTTL <= 0 {
+		opts.ApprovalTTL = defaultTTL
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = defaultWorkers
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	b := &Bot{
+		opts:      opts,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		approvers: map[string]bool{},
+		slots:     make(chan struct{}, opts.Workers),
+		seen:      newLRU[string, struct{}](seenEnvelopes),
+		decided:   newLRU[string, decisionRecord](decidedApprovals),
+	}
+	for _, a := range opts.Approvers {
+		b.approvers[a] = true
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		b.transport = http.DefaultTransport.(*http.Transport).Clone()
+		hc = &http.Client{Transport: b.transport, Timeout: 30 * time.Second}
+	}
+	apiOpts := []slack.Option{slack.OptionAppLevelToken(opts.AppToken), slack.OptionHTTPClient(hc)}
+	if opts.APIURL != "" {
+		apiOpts = append(apiOpts, slack.OptionAPIURL(opts.APIURL))
+	}
+	var smOpts []socketmode.Option
+	if opts.PingInterval > 0 {
+		smOpts = append(smOpts, socketmode.OptionPingInterval(opts.PingInterval))
+	}
+	b.sm = socketmode.New(slack.New(opts.BotToken, apiOpts...), smOpts...)
+	return b, nil
+}
+
+// Connected reports whether the Socket Mode connection is up (for /readyz).
+func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// ErrFatalConnection wraps the error that made slack-go give up for good
+// (revoked or invalid tokens): the process should exit rather than run deaf.
+var ErrFatalConnection = errors.New("slack socket mode connection failed for good")
+
+// Run connects to Slack and serves until ctx ends (returning nil) or the
+// connection fails for good (returning an error wrapping
+// ErrFatalConnection). It waits for running jobs and repairs to stop.
+func (b *Bot) Run(ctx context.Context) error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("handlers: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.poster = newPoster(ctx, b.sm, b.log, &b.wg)
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- b.sm.RunContext(ctx) }()
+
+	var err error
+loop:
+	for {
+		select {
+		case evt := <-b.sm.Events:
+			b.handleEvent(ctx, evt)
+		case err = <-runErr:
+			break loop
+		}
+	}
+	b.setConnected(false)
+	cancel()
+	b.wg.Wait()
+	if b.transport != nil {
+		b.transport.CloseIdleConnections()
+	}
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		b.log.Info("slack bot stopped")
+		return nil
+	}
+	b.log.Error("slack connection failed for good; stopping", "error", err)
+	return fmt.Errorf("%w: %w", ErrFatalConnection, err)
+}
+
+// handleEvent runs on the event loop: it must never block on Slack or
+// Kubernetes. Requests are acked here, then handed to the worker pool.
+func (b *Bot) handleEvent(ctx context.Context, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnecting:
+		b.setConnected(false)
+		b.log.Debug("connecting to slack")
+	case socketmode.EventTypeConnectionError:
+		b.setConnected(false)
+		attrs := []any{}
+		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+			attrs = append(attrs, "error", e.ErrorObj, "attempt", e.Attempt, "backoff", e.Backoff)
+		}
+		b.log.Warn("slack connection failed; retrying", attrs...)
+	case socketmode.EventTypeInvalidAuth:
+		b.setConnected(false)
+		b.log.Error("slack refused the app-level token (SLACK_APP_TOKEN)")
+	case socketmode.EventTypeConnected:
+		b.setConnected(true)
+		if e, ok := evt.Data.(*socketmode.ConnectedEvent); ok && e.ConnectionCount > 0 {
+			metrics.SocketModeReconnects.Inc()
+		}
+		b.log.Info("connected to slack")
+	case socketmode.EventTypeHello:
+		b.setConnected(true)
+	case socketmode.EventTypeSlashCommand:
+		cmd, _ := evt.Data.(slack.SlashCommand)
+		if evt.Request != nil {
+			b.onSlashCommand(ctx, *evt.Request, cmd)
+		}
+	case socketmode.EventTypeInteractive:
+		cb, _ := evt.Data.(slack.InteractionCallback)
+		if evt.Request != nil {
+			b.onInteraction(ctx, *evt.Request, cb)
+		}
+	case socketmode.EventTypeEventsAPI:
+		if evt.Request != nil {
+			b.ack(ctx, *evt.Request, nil)
+		}
+	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
+		b.log.Warn("slack socket mode problem", "event", string(evt.Type), "detail", fmt.Sprint(evt.Data))
+	}
+}
+
+func (b *Bot) setConnected(up bool) {
+	b.connected.Store(up)
+	if up {
+		metrics.SocketModeConnected.Set(1)
+	} else {
+		metrics.SocketModeConnected.Set(0)
+	}
+}
+
+// ack acknowledges an envelope, with an optional immediate response.
+func (b *Bot) ack(ctx context.Context, req socketmode.Request, payload any) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := b.sm.AckCtx(ctx, req.EnvelopeID, payload); err != nil {
+		b.log.Error("acknowledging a slack envelope failed", "envelope_id", req.EnvelopeID, "type", req.Type, "error", err)
+		return
+	}
+	metrics.AckLatency.Observe(time.Since(start).Seconds())
+}
+
+// firstDelivery records an envelope ID and reports whether it is new.
+func (b *Bot) firstDelivery(req socketmode.Request) bool {
+	_, added := b.seen.addIfAbsent(req.EnvelopeID, struct{}{})
+	if !added {
+		b.log.Info("ignoring a redelivered slack envelope", "envelope_id", req.EnvelopeID,
+			"retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
+	}
+	return added
+}
+
+// reserve takes a worker slot without waiting.
+func (b *Bot) reserve() bool {
+	select {
+	case b.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// start runs job in a reserved slot with a bounded context.
+func (b *Bot) start(ctx context.Context, job func(ctx context.Context)) {
+	b.wg.Go(func() {
+		defer func() { <-b.slots }()
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		job(ctx)
+	})
+}
+
+// isApprover reports whether user may approve repairs.
+func (b *Bot) isApprover(user string) bool { return b.approvers[user] }
+
+// approverList is for messages: the approvers as mentions.
+func (b *Bot) approverList() string {
+	var out []string
+	for _, a := range b.opts.Approvers {
+		out = append(out, mention(a))
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return "nobody (APPROVERS is empty)"
+	}
+	if len(out) > 10 {
+		out = append(out[:10], "…")
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,190 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Verb is what a /kafka command asks for.
+type Verb string
+
+// The verbs of /kafka.
+const (
+	VerbHelp     Verb = "help"
+	VerbStatus   Verb = "status"
+	VerbDiagnose Verb = "diagnose"
+)
+
+// Limits on what a user may type, checked before anything else is done with it.
+const (
+	maxCommandText   = 300 // characters of the whole argument text
+	maxNamespaceName = 63  // DNS-1123 label
+	maxPodName       = 253 // DNS-1123 subdomain
+)
+
+// Command is a parsed /kafka command.
+type Command struct {
+	Verb Verb
+	// Namespace is empty when the user did not name one; the cluster then
+	// searches the namespaces the bot may read.
+	Namespace string
+	// Pod is the pod name as typed; short names like "broker-0" are resolved
+	// by the cluster.
+	Pod string
+}
+
+// UsageError says why a command text was not understood. Its message is
+// safe to show to the user (it quotes at most a short, validated fragment).
+type UsageError struct {
+	Problem string
+}
+
+func (e *UsageError) Error() string { return e.Problem }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Problem: fmt.Sprintf(format, args...)}
+}
+
+// ParseCommand parses the text after the slash command:
+//
+//	diagnose [NAMESPACE/]POD
+//	diagnose -n NAMESPACE POD   (also --namespace, before or after POD)
+//	status
+//	help
+//
+// Empty text means help. Anything else is a *UsageError.
+func ParseCommand(text string) (Command, error) {
+	if !utf8.ValidString(text) {
+		return Command{}, usageErrorf("the command is not valid text")
+	}
+	if n := utf8.RuneCountInString(text); n > maxCommandText {
+		return Command{}, usageErrorf("the command is too long (%d characters, at most %d)", n, maxCommandText)
+	}
+	args := strings.Fields(text)
+	if len(args) == 0 {
+		return Command{Verb: VerbHelp}, nil
+	}
+	verb, args := strings.ToLower(args[0]), args[1:]
+	switch Verb(verb) {
+	case VerbHelp:
+		return Command{Verb: VerbHelp}, nil
+	case VerbStatus:
+		if len(args) > 0 {
+			return Command{}, usageErrorf("`status` takes no arguments")
+		}
+		return Command{Verb: VerbStatus}, nil
+	case VerbDiagnose:
+		return parseDiagnose(args)
+	default:
+		return Command{}, usageErrorf("unknown subcommand %s", quoteFragment(verb))
+	}
+}
+
+func parseDiagnose(args []string) (Command, error) {
+	var ns, target string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-n" || a == "--namespace":
+			if i+1 >= len(args) {
+				return Command{}, usageErrorf("%s needs a namespace", a)
+			}
+			if ns != "" {
+				return Command{}, usageErrorf("the namespace is given twice")
+			}
+			i++
+			ns = args[i]
+		case strings.HasPrefix(a, "--namespace="):
+			if ns != "" {
+				return Command{}, usageErrorf("the namespace is given twice")
+			}
+			ns = strings.TrimPrefix(a, "--namespace=")
+		case strings.HasPrefix(a, "-"):
+			return Command{}, usageErrorf("unknown option %s", quoteFragment(a))
+		default:
+			if target != "" {
+				return Command{}, usageErrorf("`diagnose` takes one pod")
+			}
+			target = a
+		}
+	}
+	if target == "" {
+		return Command{}, usageErrorf("`diagnose` needs a pod, like `diagnose kafka/broker-0`")
+	}
+	if before, after, ok := strings.Cut(target, "/"); ok {
+		if ns != "" {
+			return Command{}, usageErrorf("the namespace is given twice")
+		}
+		if before == "" {
+			return Command{}, usageErrorf("the namespace is empty")
+		}
+		ns, target = before, after
+	}
+	if ns != "" {
+		if err := validateName("namespace", ns, maxNamespaceName, false); err != nil {
+			return Command{}, err
+		}
+	}
+	if err := validateName("pod name", target, maxPodName, true); err != nil {
+		return Command{}, err
+	}
+	return Command{Verb: VerbDiagnose, Namespace: ns, Pod: target}, nil
+}
+
+// validateName checks a Kubernetes object name: lowercase letters, digits
+// and '-' (and '.' for subdomains), starting and ending alphanumeric.
+func validateName(what, s string, maxLen int, dots bool) error {
+	if s == "" {
+		return usageErrorf("the %s is empty", what)
+	}
+	if len(s) > maxLen {
+		return usageErrorf("the %s is too long (%d characters, at most %d)", what, len(s), maxLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || dots && c == '.'
+		if !ok {
+			return usageErrorf("%s is not a valid %s (lowercase letters, digits and '-' only)", quoteFragment(s), what)
+		}
+	}
+	if !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+		return usageErrorf("%s is not a valid %s (must start and end with a letter or digit)", quoteFragment(s), what)
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// quoteFragment quotes a short, escaped piece of user input for a usage message.
+func quoteFragment(s string) string {
+	const maxFragment = 40
+	s = truncateRunes(s, maxFragment)
+	return "`" + strings.ReplaceAll(escapeMrkdwn(s), "`", "'") + "`"
+}
+
+// usageText is the help shown for /kafka help and for malformed commands.
+func usageText(slashCommand string) string {
+	if slashCommand == "" || !validSlashName(slashCommand) {
+		slashCommand = "/kafka"
+	}
+	c := slashCommand
+	return "*Usage*\n" +
+		"• `" + c + " diagnose [NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work)\n" +
+		"• `" + c + " status` — the Kafka pods I can see, by cluster, with their state\n" +
+		"• `" + c + " help` — this message\n" +
+		"A repairable problem gets *Approve repair* / *Reject* buttons; only approvers can approve."
+}
+
+func validSlashName(s string) bool {
+	if len(s) < 2 || len(s) > 32 || s[0] != '/' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

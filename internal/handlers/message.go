@@ -1,0 +1,81 @@
+package handlers
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/slack-go/slack"
+)
+
+// parentMessage is the diagnosis message whose buttons were clicked: its
+// blocks as Slack stored them, rewritten as the repair progresses. It is
+// safe for concurrent use.
+type parentMessage struct {
+	Channel string
+	TS      string
+
+	mu      sync.Mutex
+	blocks  []slack.Block
+	version int
+}
+
+func newParentMessage(channel, ts string, blocks []slack.Block) *parentMessage {
+	return &parentMessage{Channel: channel, TS: ts, blocks: slices.Clone(blocks)}
+}
+
+// decide removes the buttons and records who decided, with a status line.
+func (m *parentMessage) decide(decision, status string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []slack.Block
+	for _, b := range m.blocks {
+		if b.BlockType() == slack.MBTAction || b.ID() == blockDecision || b.ID() == blockStatus {
+			continue
+		}
+		out = append(out, b)
+	}
+	out = append(out, slack.NewContextBlock(blockDecision, mrkdwn(truncateRunes(decision, maxSectionText))), statusBlock(status))
+	m.blocks = capBlocks(out)
+	m.version++
+}
+
+// setStatus replaces the status line.
+func (m *parentMessage) setStatus(status string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	replaced := false
+	for i, b := range m.blocks {
+		if b.ID() == blockStatus {
+			m.blocks[i] = statusBlock(status)
+			replaced = true
+		}
+	}
+	if !replaced {
+		m.blocks = capBlocks(append(m.blocks, statusBlock(status)))
+	}
+	m.version++
+}
+
+// snapshot returns the current blocks and their version.
+func (m *parentMessage) snapshot() ([]slack.Block, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.blocks), m.version
+}
+
+// latest reports whether version is still the newest.
+func (m *parentMessage) latest(version int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return version == m.version
+}
+
+// hasButtons reports whether the message still offers a decision.
+func hasButtons(blocks []slack.Block) bool {
+	for _, b := range blocks {
+		if b.BlockType() == slack.MBTAction && b.ID() == blockActions {
+			return true
+		}
+	}
+	return false
+}
