@@ -12,8 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -53,25 +51,14 @@ func runDiagnose(ctx context.Context, args []string, _ io.Reader, stdout, _ io.W
 	if err != nil {
 		return err
 	}
-	engine, err := diagnoseEngine(cfg)
+	engine, err := loadEngine(cfg)
 	if err != nil {
 		return err
 	}
-	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	client, err := newKubeClient(cfg, "kafkabot-diagnose")
 	if err != nil {
 		return err
 	}
-	rc.UserAgent = "kafkabot-diagnose"
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("creating Kubernetes client: %w", err)
-	}
-	client := kube.New(cs, kube.Options{
-		Namespaces:   cfg.KafkaNamespaces,
-		LogTailBytes: cfg.LogTailBytes,
-		LogTailLines: cfg.LogTailLines,
-		Selector:     cfg.KafkaSelector,
-	})
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
 	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
@@ -79,23 +66,6 @@ func runDiagnose(ctx context.Context, args []string, _ io.Reader, stdout, _ io.W
 		return err
 	}
 	return diagnosePod(ctx, client, engine, ns, pod, a.output, stdout)
-}
-
-// diagnoseEngine returns the built-in engine, plus the rules of
-// RULES_FILE when one is configured.
-func diagnoseEngine(cfg *config.Config) (findingEngine, error) {
-	if cfg.RulesFile == "" {
-		return diagnose.Default(), nil
-	}
-	extra, err := diagnose.LoadRulesFile(cfg.RulesFile)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE: %w", err)
-	}
-	e, err := diagnose.NewEngine(extra...)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE %s: %w", cfg.RulesFile, err)
-	}
-	return e, nil
 }
 
 // parseDiagnoseArgs accepts flags before or after the pod name:

@@ -13,11 +13,8 @@ import (
 	"os/user"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
-	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
@@ -49,26 +46,14 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	fe, err := diagnoseEngine(cfg)
+	engine, err := loadEngine(cfg)
 	if err != nil {
 		return err
 	}
-	engine, ok := fe.(*diagnose.Engine)
-	if !ok {
-		return fmt.Errorf("diagnosis engine of type %T cannot drive a repair", fe)
-	}
-	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	client, err := newKubeClient(cfg, "kafkabot-repair")
 	if err != nil {
 		return err
 	}
-	rc.UserAgent = "kafkabot-repair"
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("creating Kubernetes client: %w", err)
-	}
-	client := kube.New(cs, kube.Options{
-		Namespaces: cfg.KafkaNamespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
-	})
 
 	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
 	if err != nil {

@@ -5,19 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kafka-chatops/kafkabot/internal/config"
-	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
-	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
 const serveUsage = "usage: bot serve   (configured by environment variables; see the README)"
@@ -25,13 +22,18 @@ const serveUsage = "usage: bot serve   (configured by environment variables; see
 // httpShutdownTimeout bounds the graceful stop of the health/metrics server.
 const httpShutdownTimeout = 5 * time.Second
 
-// newRepairer builds the repair executor that `bot serve` runs approved
-// repairs with. It is the hook where the repair workflow is wired in; while
-// it is nil, an approval says in the thread that execution is not
-// available in this build, and nothing is changed.
-// (*recovery.Repairer satisfies handlers.Repairer: recovery.NewRepairer(
-// cluster, engine, recovery.RepairOptions{...}) from cfg fits here.)
-var newRepairer func(cfg *config.Config, cluster *kube.Client, engine *diagnose.Engine, log *slog.Logger) (handlers.Repairer, error)
+// replicaIdentity names this replica as a repair Lease holder: the pod
+// name inside Kubernetes (POD_NAME from the downward API), else the host.
+func replicaIdentity() string {
+	if name := os.Getenv("POD_NAME"); name != "" {
+		return name
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "kafkabot"
+	}
+	return host
+}
 
 // runServe is `bot serve`: connect to Slack over Socket Mode and serve
 // /kafka commands and approvals, with /healthz, /readyz and /metrics on
@@ -59,33 +61,21 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	log := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
 
-	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	cluster, err := newKubeClient(cfg, "kafkabot")
 	if err != nil {
 		return err
 	}
-	rc.UserAgent = "kafkabot"
-	cs, err := kubernetes.NewForConfig(rc)
+	engine, err := loadEngine(cfg)
 	if err != nil {
-		return fmt.Errorf("creating Kubernetes client: %w", err)
+		return err
 	}
-	cluster := kube.New(cs, kube.Options{
-		Namespaces:   cfg.KafkaNamespaces,
-		LogTailBytes: cfg.LogTailBytes,
-		LogTailLines: cfg.LogTailLines,
-		Selector:     cfg.KafkaSelector,
+	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
+		DebugImage: cfg.DebugImage,
+		Timeout:    cfg.RepairTimeout,
+		DryRun:     cfg.DryRun,
+		Identity:   replicaIdentity(),
+		Logger:     log,
 	})
-	engine, err := serveEngine(cfg)
-	if err != nil {
-		return err
-	}
-	var repairer handlers.Repairer
-	if newRepairer != nil {
-		if repairer, err = newRepairer(cfg, cluster, engine, log); err != nil {
-			return fmt.Errorf("setting up the repair executor: %w", err)
-		}
-	} else {
-		log.Warn("this build has no repair executor: approvals will post the plan and change nothing")
-	}
 
 	bot, err := handlers.New(handlers.Options{
 		AppToken:           cfg.SlackAppToken,
@@ -100,6 +90,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Cluster:            cluster,
 		Diagnoser:          engine,
 		Repairer:           repairer,
+		Resumer:            repairer,
 		Logger:             log,
 	})
 	if err != nil {
@@ -127,23 +118,6 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		log.Error("HTTP server failed", "error", err)
 	}
 	return runErr
-}
-
-// serveEngine builds the diagnosis engine: the built-in rules plus
-// RULES_FILE's when set.
-func serveEngine(cfg *config.Config) (*diagnose.Engine, error) {
-	if cfg.RulesFile == "" {
-		return diagnose.Default(), nil
-	}
-	extra, err := diagnose.LoadRulesFile(cfg.RulesFile)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE: %w", err)
-	}
-	e, err := diagnose.NewEngine(extra...)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE %s: %w", cfg.RulesFile, err)
-	}
-	return e, nil
 }
 
 // probeMux serves the liveness, readiness and metrics endpoints.

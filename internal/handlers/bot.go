@@ -51,8 +51,17 @@ type Repairer interface {
 	Repair(ctx context.Context, req recovery.Request, rep recovery.Reporter) recovery.Summary
 }
 
+// Resumer finishes repairs that an earlier process left running.
+type Resumer interface {
+	Resume(ctx context.Context, newReporter func(channel, threadTS string) recovery.Reporter) error
+}
+
 // Options configure a Bot.
 type Options struct {
+	// Resumer, when set, runs once in the background when Run starts, to
+	// finish or clean up repairs an earlier process left running, reporting
+	// in their original threads (*recovery.Repairer satisfies it).
+	Resumer Resumer
 	// AppToken (xapp-…) opens Socket Mode; BotToken (xoxb-…) calls the Web API.
 	AppToken string
 	BotToken string
@@ -196,6 +205,15 @@ func (b *Bot) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.poster = newPoster(ctx, b.sm, b.log, &b.wg)
+	if b.opts.Resumer != nil {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			if err := b.opts.Resumer.Resume(ctx, b.resumeReporter); err != nil && ctx.Err() == nil {
+				b.log.Error("resuming interrupted repairs failed", "error", err)
+			}
+		}()
+	}
 
 	runErr := make(chan error, 1)
 	go func() { runErr <- b.sm.RunContext(ctx) }()

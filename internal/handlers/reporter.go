@@ -19,7 +19,10 @@ type ThreadReporter struct {
 	parent *parentMessage
 	pod    string
 	log    *slog.Logger
-	mu     sync.Mutex
+	// threadOnly leaves the parent message alone (a resumed repair: the
+	// restarted bot no longer holds the message's blocks).
+	threadOnly bool
+	mu         sync.Mutex
 	// last is closed when the most recently enqueued post has run.
 	last <-chan struct{}
 }
@@ -47,8 +50,35 @@ func (r *ThreadReporter) setLast(done <-chan struct{}) {
 	r.mu.Unlock()
 }
 
+// resumeReporter is the Reporter for a repair that a restarted bot resumes
+// (recovery.Repairer.Resume): it posts in the repair's original thread but
+// does not rewrite the parent message, whose blocks this process never saw.
+// A repair started from the terminal (no channel) is reported in the log.
+func (b *Bot) resumeReporter(channel, threadTS string) recovery.Reporter {
+	if channel == "" || threadTS == "" {
+		return logReporter{log: b.log}
+	}
+	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", b.log)
+	r.threadOnly = true
+	return r
+}
+
+// logReporter reports a resumed terminal repair as log lines.
+type logReporter struct{ log *slog.Logger }
+
+func (l logReporter) Report(_ context.Context, p recovery.Progress) {
+	l.log.Info("resumed repair step", "step", p.Step, "status", string(p.Status), "detail", p.Detail)
+}
+
+func (l logReporter) Finish(_ context.Context, s recovery.Summary) {
+	l.log.Info("resumed repair finished", "outcome", string(s.Outcome), "summary", s.Text)
+}
+
 // SetStatus changes the parent message's status line.
 func (r *ThreadReporter) SetStatus(status string) {
+	if r.threadOnly {
+		return
+	}
 	r.parent.setStatus(status)
 	r.enqueueParentUpdate(false)
 }
