@@ -48,14 +48,14 @@ type kustomization struct {
 // LoadManifests reads the files listed in deploy/kustomization.yaml under
 // repoRoot and keeps the kinds the harness installs.
 func LoadManifests(repoRoot string) (*Manifests, error) {
-	deployDir := filepath.Join(repoRoot, "deploy")
+	deployDir := filepath.Join(repoRoot, "deploy", "base")
 	data, err := os.ReadFile(filepath.Join(deployDir, "kustomization.yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("reading deploy/kustomization.yaml: %w", err)
+		return nil, fmt.Errorf("reading deploy/base/kustomization.yaml: %w", err)
 	}
 	var k kustomization
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("parsing deploy/kustomization.yaml: %w", err)
+		return nil, fmt.Errorf("parsing deploy/base/kustomization.yaml: %w", err)
 	}
 	m := &Manifests{}
 	for _, res := range k.Resources {

@@ -45,7 +45,7 @@ func waitForDebugPodPolicy(ctx context.Context, t *testing.T, bot, admin kuberne
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("deploy/debug-pod-policy.yaml is not enforced: the bot can still create any pod")
+			t.Fatal("deploy/base/debug-pod-policy.yaml is not enforced: the bot can still create any pod")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

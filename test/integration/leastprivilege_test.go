@@ -44,10 +44,10 @@ type use struct {
 }
 
 // botUses is every request the bot's code makes. It is the contract
-// between the code and deploy/rbac.yaml: TestDeployGrantsEveryUse proves
+// between the code and deploy/base/rbac.yaml: TestDeployGrantsEveryUse proves
 // each is granted, TestDeployGrantsNothingElse that nothing more is. When
 // the code starts making a new kind of request, add it here and to
-// deploy/rbac.yaml.
+// deploy/base/rbac.yaml.
 var botUses = []use{
 	{inKafka, "", "pods", []string{"get", "list", "watch"},
 		"kube.Client finding and inspecting brokers; kube.PodInformer and kube watch for the sweep and for waiting on pods"},
@@ -81,7 +81,7 @@ func usedPermissions() []permission {
 
 // TestDeployGrantsEveryUse asks the API server, as the bot, whether each
 // request in botUses is allowed (SelfSubjectAccessReview). A permission
-// removed from deploy/rbac.yaml fails here, naming the request and the code
+// removed from deploy/base/rbac.yaml fails here, naming the request and the code
 // that needs it.
 func TestDeployGrantsEveryUse(t *testing.T) {
 	env := testenv.Start(t)
@@ -118,7 +118,7 @@ func TestDeployGrantsEveryUse(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !got.Status.Allowed {
-					t.Errorf("deploy/rbac.yaml does not allow the bot to %s (needed by %s); reason: %q",
+					t.Errorf("deploy/base/rbac.yaml does not allow the bot to %s (needed by %s); reason: %q",
 						p, u.usedBy, got.Status.Reason)
 				}
 			})
@@ -173,12 +173,12 @@ func TestDeployGrantsNothingElse(t *testing.T) {
 		}
 	}
 	if len(unused) > 0 {
-		t.Errorf("deploy/rbac.yaml grants permissions the bot does not use (remove them, or add the code's use to botUses):\n  %s",
+		t.Errorf("deploy/base/rbac.yaml grants permissions the bot does not use (remove them, or add the code's use to botUses):\n  %s",
 			strings.Join(unused, "\n  "))
 	}
 	for _, p := range used {
 		if !slices.Contains(granted, p) {
-			t.Errorf("botUses lists %s but deploy/rbac.yaml does not grant it", p)
+			t.Errorf("botUses lists %s but deploy/base/rbac.yaml does not grant it", p)
 		}
 	}
 }
