@@ -1,0 +1,140 @@
+package sweep
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// Reason is how the sweep noticed that a pod is unhealthy.
+type Reason string
+
+// Detection reasons, in the order they are checked.
+const (
+	// ReasonCrashLoop: a container waits in CrashLoopBackOff.
+	ReasonCrashLoop Reason = "CrashLoopBackOff"
+	// ReasonOOMKilled: a container was OOM-killed within the restart window.
+	ReasonOOMKilled Reason = "OOMKilled"
+	// ReasonRestarts: the pod restarted more than the threshold within the window.
+	ReasonRestarts Reason = "FrequentRestarts"
+)
+
+// Detection is what Detector.Observe concluded about one pod.
+type Detection struct {
+	// Reason is "" when the pod shows none of the detected failures.
+	Reason Reason
+	// Container is the container the reason is about.
+	Container string
+	// Detail says the reason for people.
+	Detail string
+	// Restarts is the sum of the pod's container restart counts.
+	Restarts int32
+	// Ready is the pod's Ready condition.
+	Ready bool
+}
+
+// Unhealthy reports whether the pod should alert.
+func (d Detection) Unhealthy() bool { return d.Reason != "" }
+
+// restartSample is a pod's total restart count at one observation.
+type restartSample struct {
+	at    time.Time
+	count int32
+}
+
+// Detector decides from a pod's status whether it is crash-looping. It
+// remembers each pod's restart counts to tell a restart rate; that memory
+// is per process (a restarted bot starts a new baseline, and
+// CrashLoopBackOff still catches a pod that keeps crashing).
+type Detector struct {
+	// RestartThreshold and RestartWindow: more than RestartThreshold
+	// restarts within RestartWindow is unhealthy. RestartWindow also bounds
+	// how long an OOMKilled termination counts.
+	RestartThreshold int
+	RestartWindow    time.Duration
+
+	history map[types.UID][]restartSample
+}
+
+// NewDetector returns a Detector for "more than threshold restarts within window".
+func NewDetector(threshold int, window time.Duration) *Detector {
+	return &Detector{RestartThreshold: threshold, RestartWindow: window, history: map[types.UID][]restartSample{}}
+}
+
+// Observe records the pod's restart count at now and returns its detection.
+func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
+	det := Detection{Ready: kube.PodReady(pod)}
+	statuses := append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		det.Restarts += cs.RestartCount
+	}
+	restarts := d.record(pod.UID, det.Restarts, now)
+
+	kafka := kube.KafkaContainerName(pod)
+	for _, cs := range preferContainer(statuses, kafka) {
+		if w := cs.State.Waiting; w != nil && w.Reason == string(ReasonCrashLoop) {
+			det.Reason, det.Container = ReasonCrashLoop, cs.Name
+			det.Detail = fmt.Sprintf("container %s is in CrashLoopBackOff after %d restarts", cs.Name, cs.RestartCount)
+			return det
+		}
+	}
+	for _, cs := range preferContainer(statuses, kafka) {
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t != nil && t.Reason == string(ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
+				det.Reason, det.Container = ReasonOOMKilled, cs.Name
+				det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
+				return det
+			}
+		}
+	}
+	if d.RestartThreshold > 0 && restarts > int32(d.RestartThreshold) {
+		det.Reason, det.Container = ReasonRestarts, kafka
+		det.Detail = fmt.Sprintf("restarted %d times within %v", restarts, d.RestartWindow)
+	}
+	return det
+}
+
+// preferContainer returns statuses with the named container first.
+func preferContainer(statuses []corev1.ContainerStatus, name string) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, 0, len(statuses))
+	for _, cs := range statuses {
+		if cs.Name == name {
+			out = append(out, cs)
+		}
+	}
+	for _, cs := range statuses {
+		if cs.Name != name {
+			out = append(out, cs)
+		}
+	}
+	return out
+}
+
+// record adds an observation and returns how many restarts happened within
+// the window (at least: since the oldest sample still in it).
+func (d *Detector) record(uid types.UID, count int32, now time.Time) int32 {
+	h := d.history[uid]
+	if len(h) == 0 || h[len(h)-1].count != count {
+		h = append(h, restartSample{at: now, count: count})
+	}
+	// Keep one sample at or before the window's start as the baseline.
+	start := now.Add(-d.RestartWindow)
+	for len(h) > 1 && !h[1].at.After(start) {
+		h = h[1:]
+	}
+	d.history[uid] = h
+	return count - h[0].count
+}
+
+// Forget drops the restart history of pods not in keep (deleted pods).
+func (d *Detector) Forget(keep map[types.UID]bool) {
+	for uid := range d.history {
+		if !keep[uid] {
+			delete(d.history, uid)
+		}
+	}
+}
