@@ -1,0 +1,151 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/kubesim"
+)
+
+// Cluster is the demo's in-process Kubernetes: client-go's fake clientset
+// made to behave like an API server where the bot can tell (UIDs and
+// creation times on new objects, pods/log served from the kubelet's
+// store), driven by kubesim's kubelet stand-in.
+type Cluster struct {
+	// Clientset is what the bot and the scenario talk to.
+	Clientset *fake.Clientset
+	// Kubelet runs pods, serves logs and recreates deleted brokers.
+	Kubelet *kubesim.Kubelet
+
+	mu          sync.Mutex
+	restartLogs map[string]string // namespace/pod -> current log of a recreated pod
+}
+
+// ClusterOptions configure StartCluster.
+type ClusterOptions struct {
+	// Namespace is the one namespace the kubelet stand-in watches.
+	Namespace string
+	// Busybox is the busybox (or stand-in) binary for debug pods.
+	Busybox string
+	// WorkDir holds the kubelet's applet links; the caller removes it.
+	WorkDir string
+	// Logf receives the kubelet's actions (nil: discarded).
+	Logf func(format string, args ...any)
+}
+
+// StartCluster creates the fake clientset, installs its reactors and
+// starts the kubelet stand-in. Stop undoes it.
+func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
+	cs := fake.NewClientset()
+	c := &Cluster{Clientset: cs, restartLogs: map[string]string{}}
+	assignUIDs(cs)
+	k, err := kubesim.New(cs, kubesim.Options{
+		NodeName:   "kind-worker",
+		Namespaces: []string{opts.Namespace},
+		Busybox:    opts.Busybox,
+		WorkDir:    opts.WorkDir,
+		Logf:       opts.Logf,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("preparing the kubelet stand-in: %w", err)
+	}
+	if err := k.Start(ctx); err != nil {
+		return nil, fmt.Errorf("starting the kubelet stand-in: %w", err)
+	}
+	c.Kubelet = k
+	return c, nil
+}
+
+// Stop stops the kubelet stand-in and waits for its work to end.
+func (c *Cluster) Stop() {
+	if c.Kubelet != nil {
+		c.Kubelet.Stop()
+	}
+}
+
+// SetRestartLog makes text the log of pod's container once the pod has
+// been deleted and recreated (the kubelet drops a deleted pod's logs; a
+// real broker writes a fresh startup log).
+func (c *Cluster) SetRestartLog(namespace, pod, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.restartLogs[namespace+"/"+pod] = text
+}
+
+func (c *Cluster) restartLog(namespace, pod string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	text, ok := c.restartLogs[namespace+"/"+pod]
+	return text, ok
+}
+
+// assignUIDs gives every created object a UID and a creation time, and a
+// new pod the phase Pending, as the API server does and client-go's fake
+// does not. The bot relies on UIDs:
+// approvals name the pod's UID, and a recreated broker is told from the
+// old one by its UID.
+func assignUIDs(cs *fake.Clientset) {
+	var seq atomic.Uint64
+	objects := k8stesting.ObjectReaction(cs.Tracker())
+	cs.PrependReactor("create", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(k8stesting.CreateActionImpl)
+		if !ok || create.GetSubresource() != "" {
+			return false, nil, nil
+		}
+		obj := create.GetObject().DeepCopyObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false, nil, nil
+		}
+		if m.GetUID() == "" {
+			m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", seq.Add(1))))
+		}
+		if ts := m.GetCreationTimestamp(); ts.IsZero() {
+			m.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
+		}
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Status.Phase == "" {
+			pod.Status.Phase = corev1.PodPending
+		}
+		create.Object = obj
+		return objects(create)
+	})
+}
+
+// currentLogAfterRestart is the startup log of a recreated pod: only once
+// the pod that crash-looped is gone and its replacement is Ready.
+func (c *Cluster) currentLogAfterRestart(namespace, pod string) (string, bool) {
+	text, ok := c.restartLog(namespace, pod)
+	if !ok {
+		return "", false
+	}
+	obj, err := c.Clientset.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), namespace, pod)
+	if err != nil {
+		return "", false
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok || !podReady(p) {
+		return "", false
+	}
+	return text, true
+}
+
+// podReady reports whether a pod's Ready condition is true.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

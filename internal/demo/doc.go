@@ -1,0 +1,17 @@
+// Package demo is `bot demo`: the seed incident played end to end on one
+// machine, with the production code paths in the middle.
+//
+// The world is in process: client-go's fake clientset (given UIDs,
+// creation times and Pending phases as an API server gives them, and a
+// pods/log endpoint answered from the kubelet stand-in's log store) driven
+// by internal/kubesim, which runs the bot's debug pods for real against
+// directories laid out like the Bitnami chart's volume; and the Slack
+// emulator (internal/slackemu). The bot in between is built by the same
+// constructors `bot serve` calls: kube.New, recovery.NewRepairer,
+// handlers.New, connected over a real WebSocket with slack-go's Socket
+// Mode client.
+//
+// Run plays the story and checks its end against the cluster itself
+// (broker recreated and Ready, metadata log in the backup at the volume
+// root, repair Lease done), so a story that only looks right fails.
+package demo
