@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
 
 const serveUsage = "usage: bot serve   (configured by environment variables; see the README)"
@@ -77,7 +79,17 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Logger:     log,
 	})
 
-	bot, err := handlers.New(handlers.Options{
+	// With ALERT_CHANNEL set the health sweep runs beside the bot and
+	// alerts through it; Slack users silence its alerts and sweep on demand.
+	var alerts *handlers.AlertNotifier
+	var sweeper *sweep.Sweeper
+	if cfg.AlertChannel != "" {
+		alerts = handlers.NewAlertNotifier(cfg.AlertChannel)
+		if sweeper, err = newSweeper(cfg, cluster, engine, alerts, log); err != nil {
+			return err
+		}
+	}
+	botOpts := handlers.Options{
 		AppToken:           cfg.SlackAppToken,
 		BotToken:           cfg.SlackBotToken,
 		APIURL:             cfg.SlackAPIURL,
@@ -92,7 +104,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Repairer:           repairer,
 		Resumer:            repairer,
 		Logger:             log,
-	})
+		Alerts:             alerts,
+	}
+	if sweeper != nil {
+		botOpts.Silencer, botOpts.Sweeper = sweepControl{sweeper}, sweepControl{sweeper}
+	}
+	bot, err := handlers.New(botOpts)
 	if err != nil {
 		return err
 	}
@@ -107,7 +124,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
 		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "dry_run", cfg.DryRun)
 
-	runErr := bot.Run(ctx)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	sweepDone := runSweep(runCtx, stopRun, sweeper, log)
+	runErr := bot.Run(runCtx)
+	stopRun()
+	if err := <-sweepDone; err != nil && runErr == nil {
+		runErr = err
+	}
 
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
 	defer cancel()
@@ -118,6 +142,30 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		log.Error("HTTP server failed", "error", err)
 	}
 	return runErr
+}
+
+// runSweep runs the health sweep (when there is one) until ctx ends. A
+// sweep that fails for good stops the whole process (stop cancels the bot
+// too) so that it exits non-zero and Kubernetes restarts it, rather than
+// serving commands while alerting nobody. The channel yields the sweep's
+// error once it has stopped (nil when it stopped with ctx).
+func runSweep(ctx context.Context, stop context.CancelFunc, s *sweep.Sweeper, log *slog.Logger) <-chan error {
+	done := make(chan error, 1)
+	if s == nil {
+		done <- nil
+		return done
+	}
+	go func() {
+		err := s.Run(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Error("the health sweep failed for good; stopping the bot so that it restarts", "error", err)
+			stop()
+			done <- fmt.Errorf("health sweep: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	return done
 }
 
 // probeMux serves the liveness, readiness and metrics endpoints.

@@ -29,6 +29,12 @@ type Config struct {
 	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
 	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
 	RepeatInterval time.Duration `envconfig:"ALERT_REPEAT_INTERVAL" default:"4h" desc:"how long before an unchanged alert is posted again"`
+	ResolveGrace   time.Duration `envconfig:"ALERT_RESOLVE_GRACE" default:"5m" desc:"how long a pod must stay Ready (or gone) before its alert is resolved"`
+	GroupThreshold int           `envconfig:"ALERT_GROUP_THRESHOLD" default:"3" desc:"this many pods of one Kafka cluster alerting at once make one grouped alert"`
+	GroupWait      time.Duration `envconfig:"ALERT_GROUP_WAIT" default:"10s" desc:"how long to gather pod changes before alerting, so a cluster-wide crash is one alert"`
+	SweepSummary   string        `envconfig:"SWEEP_SUMMARY" default:"unhealthy" desc:"when scheduled sweeps post a summary: unhealthy (only if something fires), always or never"`
+	RestartAlerts  int           `envconfig:"RESTART_ALERT_THRESHOLD" default:"3" desc:"alert on a Kafka pod restarting more than this many times within RESTART_ALERT_WINDOW"`
+	RestartWindow  time.Duration `envconfig:"RESTART_ALERT_WINDOW" default:"10m" desc:"window of RESTART_ALERT_THRESHOLD (and of recent OOMKilled exits)"`
 
 	Approvers          []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
 	ApprovalSecret     string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
@@ -90,10 +96,14 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"ALERT_REPEAT_INTERVAL", c.RepeatInterval}, {"APPROVAL_TTL", c.ApprovalTTL}, {"REPAIR_TIMEOUT", c.RepairTimeout}} {
+	}{{"ALERT_REPEAT_INTERVAL", c.RepeatInterval}, {"ALERT_RESOLVE_GRACE", c.ResolveGrace}, {"RESTART_ALERT_WINDOW", c.RestartWindow},
+		{"APPROVAL_TTL", c.ApprovalTTL}, {"REPAIR_TIMEOUT", c.RepairTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: must be positive", d.name, d.v)
 		}
+	}
+	if err := c.validateAlerts(); err != nil {
+		return err
 	}
 	if c.LogTailBytes <= 0 || c.LogTailBytes > 16<<20 {
 		return fmt.Errorf("LOG_TAIL_BYTES %d: want 1..16777216", c.LogTailBytes)
@@ -108,6 +118,28 @@ func (c *Config) Validate() error {
 		if !isSlackUserID(a) {
 			return fmt.Errorf("APPROVERS: %q is not a Slack user ID (like U012ABCDEF)", a)
 		}
+	}
+	return nil
+}
+
+// validateAlerts checks the health sweep's settings.
+func (c *Config) validateAlerts() error {
+	if c.AlertChannel != "" && !isSlackChannelID(c.AlertChannel) {
+		return fmt.Errorf("ALERT_CHANNEL %q: want a channel ID (like C012ABCDEF), not a name", c.AlertChannel)
+	}
+	if c.GroupThreshold < 2 {
+		return fmt.Errorf("ALERT_GROUP_THRESHOLD %d: want at least 2", c.GroupThreshold)
+	}
+	if c.GroupWait < 0 || c.GroupWait > 5*time.Minute {
+		return fmt.Errorf("ALERT_GROUP_WAIT %v: want 0s..5m", c.GroupWait)
+	}
+	switch c.SweepSummary {
+	case "unhealthy", "always", "never":
+	default:
+		return fmt.Errorf("SWEEP_SUMMARY %q: want unhealthy, always or never", c.SweepSummary)
+	}
+	if c.RestartAlerts < 1 {
+		return fmt.Errorf("RESTART_ALERT_THRESHOLD %d: want at least 1", c.RestartAlerts)
 	}
 	return nil
 }
@@ -155,6 +187,20 @@ func trimList(in []string) []string {
 		}
 	}
 	return out
+}
+
+// isSlackChannelID reports whether s looks like a public (C…) or private
+// (G…) channel ID.
+func isSlackChannelID(s string) bool {
+	if len(s) < 3 || len(s) > 32 || (s[0] != 'C' && s[0] != 'G') {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func isSlackUserID(s string) bool {

@@ -95,6 +95,14 @@ type Options struct {
 	PingInterval time.Duration
 	// HTTPClient makes the Web API calls (default: a client of its own).
 	HTTPClient *http.Client
+
+	// Alerts, when set, is the notifier the health sweep posts through
+	// (NewAlertNotifier); the bot connects it to its poster when Run starts.
+	Alerts *AlertNotifier
+	// Silencer, when set, records the alerts' Silence buttons and answers
+	// /kafka silences; Sweeper, when set, answers /kafka sweep.
+	Silencer Silencer
+	Sweeper  SweepTrigger
 }
 
 // Bounds of the bot's in-memory state and timings.
@@ -124,6 +132,9 @@ type Bot struct {
 	wg      sync.WaitGroup
 	seen    *lru[string, struct{}]
 	decided *lru[string, decisionRecord]
+	// messages are the live copies of messages this process posted or saw
+	// clicked (alerts, diagnoses), by channel/ts.
+	messages *lru[string, *parentMessage]
 }
 
 // decisionRecord is who decided an approval, and how.
@@ -167,6 +178,12 @@ func New(opts Options) (*Bot, error) {
 		slots:     make(chan struct{}, opts.Workers),
 		seen:      newLRU[string, struct{}](seenEnvelopes),
 		decided:   newLRU[string, decisionRecord](decidedApprovals),
+		messages:  newLRU[string, *parentMessage](alertMessages),
+	}
+	if opts.Alerts != nil {
+		if err := opts.Alerts.bind(b); err != nil {
+			return nil, err
+		}
 	}
 	for _, a := range opts.Approvers {
 		b.approvers[a] = true
@@ -202,9 +219,15 @@ func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("handlers: Run called twice")
 	}
+	if err := b.checkBotToken(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.poster = newPoster(ctx, b.sm, b.log, &b.wg)
+	if b.opts.Alerts != nil {
+		b.opts.Alerts.start(b.poster)
+	}
 	if b.opts.Resumer != nil {
 		b.wg.Add(1)
 		go func() {
@@ -230,6 +253,9 @@ loop:
 	}
 	b.setConnected(false)
 	cancel()
+	if b.opts.Alerts != nil {
+		b.opts.Alerts.stop()
+	}
 	b.wg.Wait()
 	if b.transport != nil {
 		b.transport.CloseIdleConnections()
@@ -239,7 +265,39 @@ loop:
 		return nil
 	}
 	b.log.Error("slack connection failed for good; stopping", "error", err)
+	if refusedToken(slackErrorCode(err) + err.Error()) {
+		return fmt.Errorf("%w: Slack refused the app-level token (SLACK_APP_TOKEN): %w", ErrFatalConnection, err)
+	}
 	return fmt.Errorf("%w: %w", ErrFatalConnection, err)
+}
+
+// refusedToken reports whether a Slack error code (or message) says a
+// token is not valid for good.
+func refusedToken(code string) bool {
+	for _, c := range []string{"invalid_auth", "not_authed", "token_revoked", "account_inactive"} {
+		if strings.Contains(code, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBotToken asks Slack whose the bot token is (auth.test), so that a
+// refused SLACK_BOT_TOKEN stops the bot at start instead of leaving it
+// connected but unable to answer. Other failures (Slack unreachable) are
+// only logged: the Socket Mode loop retries the connection anyway.
+func (b *Bot) checkBotToken(ctx context.Context) error {
+	_, err := b.sm.AuthTestContext(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case refusedToken(slackErrorCode(err)):
+		b.log.Error("slack refused the bot token (SLACK_BOT_TOKEN); stopping", "slack_error", slackErrorCode(err))
+		return fmt.Errorf("%w: Slack refused the bot token (SLACK_BOT_TOKEN): %s", ErrFatalConnection, slackErrorCode(err))
+	default:
+		b.log.Warn("could not check the bot token with auth.test; continuing", "error", err)
+		return nil
+	}
 }
 
 // handleEvent runs on the event loop: it must never block on Slack or

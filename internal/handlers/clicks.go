@@ -63,6 +63,10 @@ func (b *Bot) onInteraction(ctx context.Context, req socketmode.Request, cb slac
 	if !b.firstDelivery(req) {
 		return
 	}
+	if sc, ok := silenceClickFrom(cb); ok {
+		b.onSilenceClick(ctx, sc)
+		return
+	}
 	c, ok := clickFrom(cb)
 	if !ok {
 		return
@@ -102,7 +106,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+alreadyDecided(rec))
 		return
 	}
-	parent := newParentMessage(c.Channel, c.MessageTS, c.Blocks)
+	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
 	rep := newThreadReporter(b.poster, parent, a.Pod, b.log)
 	stamp := now.UTC().Format("2006-01-02 15:04:05 MST")
 	if !c.Approve {

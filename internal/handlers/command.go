@@ -14,6 +14,8 @@ const (
 	VerbHelp     Verb = "help"
 	VerbStatus   Verb = "status"
 	VerbDiagnose Verb = "diagnose"
+	VerbSilences Verb = "silences"
+	VerbSweep    Verb = "sweep"
 )
 
 // Limits on what a user may type, checked before anything else is done with it.
@@ -51,6 +53,8 @@ func usageErrorf(format string, args ...any) error {
 //	diagnose [NAMESPACE/]POD
 //	diagnose -n NAMESPACE POD   (also --namespace, before or after POD)
 //	status
+//	silences
+//	sweep
 //	help
 //
 // Empty text means help. Anything else is a *UsageError.
@@ -76,6 +80,11 @@ func ParseCommand(text string) (Command, error) {
 		return Command{Verb: VerbStatus}, nil
 	case VerbDiagnose:
 		return parseDiagnose(args)
+	case VerbSilences, VerbSweep:
+		if len(args) > 0 {
+			return Command{}, usageErrorf("`%s` takes no arguments", verb)
+		}
+		return Command{Verb: Verb(verb)}, nil
 	default:
 		return Command{}, usageErrorf("unknown subcommand %s", quoteFragment(verb))
 	}
@@ -172,8 +181,10 @@ func usageText(slashCommand string) string {
 	return "*Usage*\n" +
 		"• `" + c + " diagnose [NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work)\n" +
 		"• `" + c + " status` — the Kafka pods I can see, by cluster, with their state\n" +
+		"• `" + c + " silences` — the alert silences in force\n" +
+		"• `" + c + " sweep` — run the health sweep now (alerts go to the alert channel)\n" +
 		"• `" + c + " help` — this message\n" +
-		"A repairable problem gets *Approve repair* / *Reject* buttons; only approvers can approve."
+		"A repairable problem gets *Approve repair* / *Reject* buttons; only approvers can approve or silence alerts."
 }
 
 func validSlashName(s string) bool {

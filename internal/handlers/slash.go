@@ -37,7 +37,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	s := slashFrom(cmd)
 	parsed, err := ParseCommand(s.Text)
 	if err != nil {
-		b.log.Info("unusable /kafka command", "user", s.User, "channel", s.Channel, "problem", err.Error())
+		b.log.Info("unusable /kafka command", "audit", true, "user", s.User, "channel", s.Channel, "problem", err.Error())
 		b.ack(ctx, req, ephemeralResponse("⚠️ "+err.Error()+"\n\n"+usageText(s.Command)))
 		metrics.Commands.WithLabelValues("unknown", "usage").Inc()
 		return
@@ -46,6 +46,8 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	case VerbHelp:
 		b.ack(ctx, req, ephemeralResponse(usageText(s.Command)))
 		metrics.Commands.WithLabelValues(string(VerbHelp), "answered").Inc()
+	case VerbSilences, VerbSweep:
+		b.onAlertCommand(ctx, req, s, parsed.Verb)
 	case VerbStatus, VerbDiagnose:
 		if !b.reserve() {
 			b.log.Warn("worker pool saturated; refusing a command", "user", s.User, "workers", b.opts.Workers)
@@ -86,7 +88,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	ns, pod, err := b.opts.Cluster.FindPod(ctx, cmd.Namespace, cmd.Pod)
 	if err != nil {
-		b.log.Info("pod lookup failed", "user", s.User, "namespace", cmd.Namespace, "pod", cmd.Pod, "error", err)
+		b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "namespace", cmd.Namespace, "pod", cmd.Pod, "error", err)
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+escapeTruncate(err.Error(), 1500))
 		return
 	}
@@ -132,6 +134,10 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	if err != nil {
 		if cannotPostHere(err) {
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
+		} else {
+			// Slack kept failing: the user must not be left with "Diagnosing…".
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not post the diagnosis in this channel (%s). The short version:\n%s",
+				escapeTruncate(err.Error(), 300), fallback))
 		}
 		return
 	}

@@ -140,6 +140,11 @@ func podListWatch(c *Client, ns string, sel labels.Selector, cached func(*corev1
 				return nil, err
 			}
 			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+				if ev.Type == watch.Bookmark {
+					// Bookmarks carry no labels; the one that ends a
+					// watch-list's initial events is what syncs the cache.
+					return ev, true
+				}
 				pod, ok := ev.Object.(*corev1.Pod)
 				if !ok || sel.Matches(labels.Set(pod.Labels)) {
 					return ev, true

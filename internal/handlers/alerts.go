@@ -1,0 +1,733 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+)
+
+// The types below mirror internal/sweep's alert types. handlers does not
+// import internal/sweep (which brings leader election, informers and cron);
+// cmd/bot converts between the two.
+
+// MessageRef locates a posted alert message, to update it and reply in its
+// thread later.
+type MessageRef struct {
+	Channel string
+	TS      string
+}
+
+// IsZero reports whether the reference points nowhere.
+func (r MessageRef) IsZero() bool { return r == MessageRef{} }
+
+// Alert is one unhealthy Kafka pod and its best finding, as the health
+// sweep reports it.
+type Alert struct {
+	// Key is "namespace/pod/rule".
+	Key       string
+	Namespace string
+	Pod       string
+	PodUID    string
+	// Cluster is the Kafka cluster of the pod ("" when unknown).
+	Cluster string
+	// Rule, Title and Severity are the best finding's; Title is empty for an
+	// unhealthy pod that no rule explains.
+	Rule     string
+	Title    string
+	Severity diagnose.Severity
+	// Reason is how the sweep noticed the pod (CrashLoopBackOff, OOMKilled,
+	// FrequentRestarts); Detail says it for people.
+	Reason string
+	Detail string
+	// Findings (best first) and Snapshot are the diagnosis; empty for a
+	// resolved alert.
+	Findings []diagnose.Finding
+	Snapshot diagnose.Snapshot
+	// ReadError is set when only the pod's status could be read.
+	ReadError string
+	// StartsAt is when the alert began firing.
+	StartsAt time.Time
+	// Repeat: the same finding, posted again after the repeat interval.
+	// Changed: the same rule's finding changed since the last post.
+	Repeat  bool
+	Changed bool
+	// Group is the key of the group message this alert belongs to ("" alone).
+	Group string
+	// Resolution says why the alert stopped firing: recovered, pod-gone or
+	// superseded; ResolvedAt when.
+	Resolution string
+	ResolvedAt time.Time
+}
+
+// SilenceKey is the key the alert's Silence buttons silence: the pod
+// ("namespace/pod"), so every finding of a flapping pod stays quiet.
+func (a Alert) SilenceKey() string { return a.Namespace + "/" + a.Pod }
+
+// AlertGroup is one alert for several unhealthy pods of one Kafka cluster.
+type AlertGroup struct {
+	// Key is the group's key, which is also its silence key.
+	Key       string
+	Namespace string
+	Cluster   string
+	// Alerts are the members notified now.
+	Alerts []Alert
+	// Ref is the group's message when it is already posted; zero for a new group.
+	Ref MessageRef
+	// Firing is how many members still fire, these included.
+	Firing int
+}
+
+// SweepSummary is the periodic report of a scheduled sweep.
+type SweepSummary struct {
+	At        time.Time
+	KafkaPods int
+	// Firing are the alerts firing now, silenced ones included.
+	Firing   []Alert
+	Silenced int
+}
+
+// Block and action IDs of alert messages.
+const (
+	blockAlert      = "kafkabot.alert"
+	blockMembers    = "kafkabot.members"
+	blockSilence    = "kafkabot.silence"
+	blockSilenced   = "kafkabot.silenced"
+	blockResolved   = "kafkabot.resolved"
+	actionSilence   = "kafkabot.silence."
+	sweepRequester  = "sweep"
+	maxSummaryLines = 40
+	maxGroupLines   = 60
+	groupCacheSize  = 256
+	alertMessages   = 1024
+)
+
+// Resolutions as the sweep names them.
+const (
+	resolutionRecovered  = "recovered"
+	resolutionPodGone    = "pod-gone"
+	resolutionSuperseded = "superseded"
+)
+
+// errBotStopped is returned by the notifier once the bot's Run returned.
+var errBotStopped = errors.New("the Slack bot has stopped")
+
+// AlertNotifier posts the health sweep's alerts to one Slack channel
+// through the bot's poster: the same Block Kit diagnosis as /kafka
+// diagnose (with Approve / Reject when the finding is repairable, and
+// Silence buttons), grouped alerts, resolutions and summaries. Posts about
+// one message go through that message's ordered queue, shared with the
+// repair reporter, so they never overtake each other.
+//
+// Create it with NewAlertNotifier and pass it in Options.Alerts; its
+// methods wait until the bot's Run has started (or ctx ends) and fail once
+// Run has returned. Methods may be called from one goroutine at a time.
+type AlertNotifier struct {
+	channel string
+	ready   chan struct{} // closed once the bot's poster exists
+	groups  *lru[string, *groupMembers]
+
+	mu      sync.RWMutex // guards bot, poster and stopped
+	bot     *Bot
+	poster  *poster
+	stopped bool
+}
+
+// NewAlertNotifier returns a notifier posting to channel (a channel ID,
+// ALERT_CHANNEL). It posts nothing until the bot it is given to runs.
+func NewAlertNotifier(channel string) *AlertNotifier {
+	return &AlertNotifier{channel: channel, ready: make(chan struct{}), groups: newLRU[string, *groupMembers](groupCacheSize)}
+}
+
+// Channel is the channel the notifier posts to.
+func (n *AlertNotifier) Channel() string { return n.channel }
+
+// bind gives the notifier to its bot (from New).
+func (n *AlertNotifier) bind(b *Bot) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.bot != nil {
+		return errors.New("handlers: the AlertNotifier already belongs to another Bot")
+	}
+	if n.channel == "" {
+		return errors.New("handlers: the AlertNotifier has no channel")
+	}
+	n.bot = b
+	return nil
+}
+
+// start connects the notifier to the running bot's poster (from Run).
+func (n *AlertNotifier) start(p *poster) {
+	n.mu.Lock()
+	n.poster = p
+	n.mu.Unlock()
+	close(n.ready)
+}
+
+// stop refuses further posts; queued ones finish with the bot (from Run,
+// before it waits for its goroutines).
+func (n *AlertNotifier) stop() {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+}
+
+// running waits for the bot to run and returns it and its poster.
+func (n *AlertNotifier) running(ctx context.Context) (*Bot, *poster, error) {
+	select {
+	case <-n.ready:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("waiting for the Slack bot to start: %w", ctx.Err())
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.stopped {
+		return nil, nil, errBotStopped
+	}
+	return n.bot, n.poster, nil
+}
+
+// inOrder runs job in the ordered queue of message ref and waits for its
+// result (or ctx). The job runs with the bot's lifetime context, so a
+// queued update is not lost when the caller stops waiting.
+func (n *AlertNotifier) inOrder(ctx context.Context, ref MessageRef, job func(ctx context.Context) error) error {
+	n.mu.RLock()
+	if n.stopped {
+		n.mu.RUnlock()
+		return errBotStopped
+	}
+	result := make(chan error, 1)
+	n.poster.enqueue(messageKey(ref.Channel, ref.TS), func(ctx context.Context) { result <- job(ctx) })
+	n.mu.RUnlock()
+	select {
+	case err := <-result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func messageKey(channel, ts string) string { return channel + "/" + ts }
+
+// Notify posts one alert and returns where it was posted.
+func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error) {
+	b, p, err := n.running(ctx)
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+	}
+	blocks, fallback := b.renderAlert(a, n.channel, b.clock())
+	ts, err := p.post(ctx, n.channel, "", blocks, fallback)
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+	}
+	b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
+	b.log.Info("alert posted", "audit", true, "channel", n.channel, "ts", ts, "alert", a.Key,
+		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
+	return MessageRef{Channel: n.channel, TS: ts}, nil
+}
+
+// NotifyGroup posts one alert for several pods of a cluster, or, when g.Ref
+// is set, lists the new members in its thread and updates it.
+func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageRef, error) {
+	b, p, err := n.running(ctx)
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+	}
+	now := b.clock()
+	if g.Ref.IsZero() {
+		members := newGroupMembers()
+		members.add(g.Alerts)
+		blocks, fallback := b.renderGroup(g, members, n.channel, now)
+		ts, err := p.post(ctx, n.channel, "", blocks, fallback)
+		if err != nil {
+			return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+		}
+		n.groups.addIfAbsent(messageKey(n.channel, ts), members)
+		b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
+		b.log.Info("group alert posted", "audit", true, "channel", n.channel, "ts", ts, "group", g.Key, "pods", len(g.Alerts))
+		return MessageRef{Channel: n.channel, TS: ts}, nil
+	}
+	members, _ := n.groups.addIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newGroupMembers())
+	members.add(g.Alerts)
+	blocks, fallback := b.renderGroup(g, members, g.Ref.Channel, now)
+	err = n.inOrder(ctx, g.Ref, func(qctx context.Context) error {
+		if _, err := p.post(qctx, g.Ref.Channel, g.Ref.TS, nil, groupThreadText(g)); err != nil {
+			return err
+		}
+		return p.update(qctx, g.Ref.Channel, g.Ref.TS, blocks, fallback)
+	})
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("adding to group alert %s: %w", g.Key, err)
+	}
+	parent, _ := b.messages.addIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newParentMessage(g.Ref.Channel, g.Ref.TS, nil))
+	parent.replace(blocks)
+	return g.Ref, nil
+}
+
+// Resolve marks the alert posted at ref as resolved: the message loses its
+// buttons and says so, and a line is posted in its thread. For a member of
+// a group (a.Group set) ref is the group's message and only the thread
+// line is posted.
+func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) error {
+	b, p, err := n.running(ctx)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", a.Key, err)
+	}
+	line := resolutionLine(a)
+	if a.Group != "" {
+		err := n.inOrder(ctx, ref, func(qctx context.Context) error {
+			_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("resolving group member %s: %w", a.Key, err)
+		}
+		return nil
+	}
+	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
+	parent.resolve(resolvedHeader(podLabel(a.Namespace, a.Pod), a.Title), resolvedBanner(a), resolvedAlertBlocks(a))
+	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
+		blocks, _ := parent.snapshot()
+		if err := p.update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+podLabel(a.Namespace, a.Pod)); err != nil {
+			return err
+		}
+		_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", a.Key, err)
+	}
+	b.log.Info("alert resolved", "audit", true, "channel", ref.Channel, "ts", ref.TS, "alert", a.Key, "resolution", a.Resolution)
+	return nil
+}
+
+// ResolveGroup marks the group message at ref as resolved.
+func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g AlertGroup) error {
+	b, p, err := n.running(ctx)
+	if err != nil {
+		return fmt.Errorf("resolving group %s: %w", g.Key, err)
+	}
+	members, _ := n.groups.addIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
+	members.add(g.Alerts)
+	blocks, fallback := renderResolvedGroup(g, members, b.clock())
+	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
+		if err := p.update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
+			return err
+		}
+		_, err := p.post(qctx, ref.Channel, ref.TS, nil, "✅ Every pod of this group is healthy again (or gone): the group alert is resolved.")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("resolving group %s: %w", g.Key, err)
+	}
+	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
+	parent.replace(blocks)
+	b.log.Info("group alert resolved", "audit", true, "channel", ref.Channel, "ts", ref.TS, "group", g.Key)
+	return nil
+}
+
+// Summary posts the periodic summary of a scheduled sweep.
+func (n *AlertNotifier) Summary(ctx context.Context, s SweepSummary) error {
+	_, p, err := n.running(ctx)
+	if err != nil {
+		return fmt.Errorf("posting the sweep summary: %w", err)
+	}
+	blocks, fallback := renderSummary(s)
+	if _, err := p.post(ctx, n.channel, "", blocks, fallback); err != nil {
+		return fmt.Errorf("posting the sweep summary: %w", err)
+	}
+	return nil
+}
+
+// trackMessage returns the bot's live copy of message (channel, ts), set to
+// blocks (what Slack stored, which the click carried). Alert resolutions
+// and repair progress then rewrite the same copy, so neither undoes the
+// other.
+func (b *Bot) trackMessage(channel, ts string, blocks []slack.Block) *parentMessage {
+	m, added := b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
+	if !added {
+		m.replace(blocks)
+	}
+	return m
+}
+
+// replace sets the message's blocks.
+func (m *parentMessage) replace(blocks []slack.Block) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.blocks = slices.Clone(blocks)
+	m.version++
+}
+
+// resolve rewrites an alert message as resolved: a new header and banner,
+// no buttons and no approval status. When this process never saw the
+// message (a restart), it is rebuilt from fallback.
+func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback []slack.Block) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.blocks) == 0 {
+		m.blocks = slices.Clone(fallback)
+		m.version++
+		return
+	}
+	// The status line is dropped while it only says "awaiting approval";
+	// after a decision it tells the repair's outcome and stays.
+	awaiting := hasButtons(m.blocks)
+	out := []slack.Block{header, banner}
+	for _, b := range m.blocks {
+		switch {
+		case b.BlockType() == slack.MBTAction, b.ID() == blockHeader, b.ID() == blockAlert,
+			b.ID() == blockStatus && awaiting:
+			continue
+		}
+		out = append(out, b)
+	}
+	m.blocks = capBlocks(out)
+	m.version++
+}
+
+// renderAlert builds the alert message: a banner saying it is an alert,
+// the /kafka diagnose blocks (Approve / Reject when repairable), and the
+// Silence buttons.
+func (b *Bot) renderAlert(a Alert, channel string, now time.Time) ([]slack.Block, string) {
+	snap := a.Snapshot
+	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
+	snap.Pod = cmp.Or(snap.Pod, a.Pod)
+	snap.UID = cmp.Or(snap.UID, a.PodUID)
+	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
+	view := diagnosisView{Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
+	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
+		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
+		f := a.Findings[0]
+		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
+			ID: approval.NewID(), Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
+			Rule: f.Rule, Action: f.Remedy.Action, Target: f.Remedy.Target,
+			Requester: sweepRequester, Channel: channel, IssuedAt: now, ExpiresAt: view.ExpiresAt,
+		})
+		if err != nil {
+			b.log.Error("signing an approval failed; posting the alert without repair buttons", "pod", snap.Pod, "error", err)
+		} else {
+			view.Token = token
+		}
+	}
+	diag, _ := renderDiagnosis(view)
+	label := podLabel(snap.Namespace, snap.Pod)
+	blocks := []slack.Block{alertHeader(label, a), section(blockAlert, alertBanner(a))}
+	for _, blk := range diag {
+		switch blk.ID() {
+		case blockHeader:
+			continue
+		case blockContext:
+			blk = slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf(
+				"Found by the health sweep · diagnosed %s · read-only so far: nothing was changed",
+				now.UTC().Format("2006-01-02 15:04:05 MST"))))
+		}
+		blocks = append(blocks, blk)
+	}
+	// The Silence buttons go before the approval buttons' status line, so
+	// that capping never drops the Approve / Reject block.
+	if sil := b.silenceActions(a.SilenceKey(), "pod", channel, now); sil != nil {
+		blocks = insertBefore(blocks, blockStatus, sil)
+	}
+	verdict := cmp.Or(a.Title, "unhealthy, no known failure pattern matched")
+	fallback := truncateRunes(escapeMrkdwn("🚨 Kafka alert: "+label+": "+oneLine(verdict)), maxFallbackText)
+	return capBlocks(blocks), fallback
+}
+
+// insertBefore inserts blk before the first block with id, or at the end.
+func insertBefore(blocks []slack.Block, id string, blk slack.Block) []slack.Block {
+	for i, b := range blocks {
+		if b.ID() == id {
+			return slices.Insert(blocks, i, blk)
+		}
+	}
+	return append(blocks, blk)
+}
+
+func alertHeader(label string, a Alert) slack.Block {
+	icon, verdict := "🔴", "unhealthy, no known failure pattern matched"
+	if a.Title != "" {
+		icon, verdict = severityIcon(a.Severity), a.Title
+	}
+	return slack.NewHeaderBlock(plain(truncateRunes(icon+" "+plainSafe(label)+": "+plainSafe(oneLine(verdict)), maxHeaderText)),
+		slack.HeaderBlockOptionBlockID(blockHeader))
+}
+
+// alertBanner says this is an alert, how the pod was noticed, and whether
+// it is a repeat or a changed finding.
+func alertBanner(a Alert) string {
+	var s strings.Builder
+	switch {
+	case a.Changed:
+		s.WriteString("🔀 *Alert: the finding changed* since the last alert about this pod.\n")
+	case a.Repeat:
+		s.WriteString("🔁 *Alert, still firing:* nothing changed since the last alert about this pod.\n")
+	default:
+		s.WriteString("🚨 *Alert from the health sweep*\n")
+	}
+	noticed := escapeTruncate(cmp.Or(a.Reason, "unhealthy"), 100)
+	if a.Detail != "" {
+		noticed += " — " + escapeTruncate(oneLine(a.Detail), 500)
+	}
+	fmt.Fprintf(&s, "*Noticed:* %s\n", noticed)
+	if !a.StartsAt.IsZero() {
+		fmt.Fprintf(&s, "*Firing since:* %s", a.StartsAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	}
+	if a.Rule != "" {
+		fmt.Fprintf(&s, " · rule %s", inlineCode(a.Rule, 120))
+	}
+	if a.ReadError != "" {
+		fmt.Fprintf(&s, "\n⚠️ Only the pod's status was read (%s), so the diagnosis did not see the log.",
+			escapeTruncate(oneLine(a.ReadError), 500))
+	}
+	return strings.TrimRight(s.String(), "\n")
+}
+
+func resolvedHeader(label, title string) slack.Block {
+	text := "✅ Resolved · " + plainSafe(label)
+	if title != "" {
+		text += ": " + plainSafe(oneLine(title))
+	}
+	return slack.NewHeaderBlock(plain(truncateRunes(text, maxHeaderText)), slack.HeaderBlockOptionBlockID(blockHeader))
+}
+
+func resolvedBanner(a Alert) slack.Block {
+	text := "✅ *Resolved:* " + resolutionWords(a)
+	if !a.StartsAt.IsZero() && !a.ResolvedAt.IsZero() {
+		text += fmt.Sprintf("\nFired from %s to %s (%s).", a.StartsAt.UTC().Format("2006-01-02 15:04 MST"),
+			a.ResolvedAt.UTC().Format("2006-01-02 15:04 MST"), a.ResolvedAt.Sub(a.StartsAt).Round(time.Second))
+	}
+	return section(blockAlert, text)
+}
+
+// resolvedAlertBlocks is a resolved alert whose original blocks this
+// process never saw (it restarted since the alert was posted).
+func resolvedAlertBlocks(a Alert) []slack.Block {
+	var what strings.Builder
+	fmt.Fprintf(&what, "*Was:* %s", escapeTruncate(oneLine(cmp.Or(a.Title, "unhealthy, no known failure pattern matched")), 300))
+	if a.Rule != "" {
+		fmt.Fprintf(&what, " (rule %s", inlineCode(a.Rule, 120))
+		if a.Severity != "" {
+			fmt.Fprintf(&what, ", severity %s", escapeMrkdwn(string(a.Severity)))
+		}
+		what.WriteString(")")
+	}
+	if a.Reason != "" {
+		fmt.Fprintf(&what, "\n*Noticed:* %s", escapeTruncate(a.Reason, 100))
+		if a.Detail != "" {
+			what.WriteString(" — " + escapeTruncate(oneLine(a.Detail), 500))
+		}
+	}
+	return []slack.Block{
+		resolvedHeader(podLabel(a.Namespace, a.Pod), a.Title),
+		resolvedBanner(a),
+		section(blockSummary, what.String()),
+		slack.NewContextBlock(blockContext, mrkdwn("Found by the health sweep · the full diagnosis is no longer shown (the bot restarted since it was posted)")),
+	}
+}
+
+func resolutionWords(a Alert) string {
+	pod := inlineCode(podLabel(a.Namespace, a.Pod), 200)
+	switch a.Resolution {
+	case resolutionRecovered:
+		return pod + " is Ready again and stayed Ready for the grace period."
+	case resolutionPodGone:
+		return pod + " is gone (deleted and not recreated) for the grace period."
+	case resolutionSuperseded:
+		return pod + " still fails, but with another finding, which has an alert of its own."
+	}
+	return pod + " is no longer unhealthy (" + escapeTruncate(cmp.Or(a.Resolution, "resolved"), 60) + ")."
+}
+
+// resolutionLine is the thread line of a resolved alert.
+func resolutionLine(a Alert) string {
+	icon := "✅"
+	switch a.Resolution {
+	case resolutionSuperseded:
+		icon = "🔀"
+	case resolutionPodGone:
+		icon = "👻"
+	}
+	line := icon + " " + resolutionWords(a)
+	if a.Rule != "" {
+		line += " Finding " + inlineCode(a.Rule, 120)
+	}
+	if !a.StartsAt.IsZero() {
+		line += fmt.Sprintf(" fired since %s", a.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return line + "."
+}
+
+// groupMembers remembers the pods of a group message this process posted
+// or updated, so that an update lists all of them, not only the new ones.
+type groupMembers struct {
+	mu    sync.Mutex
+	lines map[string]string // pod key -> line
+}
+
+func newGroupMembers() *groupMembers { return &groupMembers{lines: map[string]string{}} }
+
+func (g *groupMembers) add(alerts []Alert) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, a := range alerts {
+		g.lines[a.SilenceKey()] = memberLine(a)
+	}
+}
+
+// sorted returns the member lines in pod order.
+func (g *groupMembers) sorted() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keys := make([]string, 0, len(g.lines))
+	for k := range g.lines {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = g.lines[k]
+	}
+	return out
+}
+
+func memberLine(a Alert) string {
+	title := cmp.Or(a.Title, "no known failure pattern matched")
+	line := fmt.Sprintf("• %s %s — %s", severityIconFor(a), inlineCode(a.Pod, 120), escapeTruncate(oneLine(title), 200))
+	if a.Rule != "" {
+		line += " (" + inlineCode(a.Rule, 100) + ")"
+	}
+	if a.Reason != "" {
+		line += " · " + escapeTruncate(a.Reason, 60)
+	}
+	return line
+}
+
+func severityIconFor(a Alert) string {
+	if a.Title == "" {
+		return "🔴"
+	}
+	return severityIcon(a.Severity)
+}
+
+// memberSections lays member lines out in sections within Slack's limits.
+func memberSections(title string, lines []string) []slack.Block {
+	var blocks []slack.Block
+	var cur strings.Builder
+	cur.WriteString(title)
+	flush := func() {
+		if cur.Len() > 0 {
+			blocks = append(blocks, section(fmt.Sprintf("%s.%d", blockMembers, len(blocks)), strings.TrimRight(cur.String(), "\n")))
+			cur.Reset()
+		}
+	}
+	for i, l := range lines {
+		if i == maxGroupLines {
+			flush()
+			cur.WriteString(fmt.Sprintf("_… and %d more_", len(lines)-i))
+			break
+		}
+		if runeLen(cur.String())+runeLen(l)+1 > maxSectionText-100 {
+			flush()
+		}
+		cur.WriteString(l + "\n")
+	}
+	flush()
+	return blocks
+}
+
+func (b *Bot) renderGroup(g AlertGroup, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
+	lines := members.sorted()
+	firing := max(g.Firing, len(g.Alerts))
+	label := podLabel(g.Namespace, cmp.Or(g.Cluster, "?"))
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(truncateRunes(fmt.Sprintf("🔴 Kafka cluster %s: %d pods unhealthy", plainSafe(label), firing), maxHeaderText)),
+			slack.HeaderBlockOptionBlockID(blockHeader)),
+		section(blockAlert, fmt.Sprintf("🚨 *Grouped alert from the health sweep:* %d pods of the Kafka cluster %s are unhealthy at once, "+
+			"so they share this message. Pods that join or recover are listed in the thread.\n"+
+			"Each pod's full diagnosis, with repair buttons where the bot can repair it: `/kafka diagnose NAMESPACE/POD`.",
+			firing, inlineCode(label, 200))),
+	}
+	blocks = append(blocks, memberSections("*Pods*\n", lines)...)
+	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf("Found by the health sweep · updated %s · read-only: nothing was changed",
+		now.UTC().Format("2006-01-02 15:04:05 MST")))))
+	if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
+		blocks = append(blocks, sil)
+	}
+	fallback := truncateRunes(escapeMrkdwn(fmt.Sprintf("🚨 Kafka alert: %d pods of cluster %s are unhealthy", firing, label)), maxFallbackText)
+	return capBlocks(blocks), fallback
+}
+
+func groupThreadText(g AlertGroup) string {
+	var lines []string
+	repeat := true
+	for _, a := range g.Alerts {
+		lines = append(lines, memberLine(a))
+		repeat = repeat && a.Repeat && !a.Changed
+	}
+	head := fmt.Sprintf("➕ %d more pod(s) of this cluster are unhealthy (%d firing in all):", len(g.Alerts), max(g.Firing, len(g.Alerts)))
+	if repeat {
+		head = fmt.Sprintf("🔁 Still firing (%d pods):", max(g.Firing, len(g.Alerts)))
+	}
+	text := head + "\n" + strings.Join(lines, "\n")
+	return truncateRunes(text, plainFallbackMaxText)
+}
+
+func renderResolvedGroup(g AlertGroup, members *groupMembers, now time.Time) ([]slack.Block, string) {
+	label := podLabel(g.Namespace, cmp.Or(g.Cluster, "?"))
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(truncateRunes("✅ Resolved · Kafka cluster "+plainSafe(label), maxHeaderText)), slack.HeaderBlockOptionBlockID(blockHeader)),
+		section(blockAlert, fmt.Sprintf("✅ *Resolved:* every pod of this group is healthy again (or gone) since %s. The thread tells each pod's story.",
+			now.UTC().Format("2006-01-02 15:04 MST"))),
+	}
+	blocks = append(blocks, memberSections("*Pods that were unhealthy*\n", members.sorted())...)
+	return capBlocks(blocks), escapeMrkdwn("Resolved: Kafka cluster " + label)
+}
+
+func renderSummary(s SweepSummary) ([]slack.Block, string) {
+	head := fmt.Sprintf("🩺 Kafka health sweep: %d alert(s) firing", len(s.Firing))
+	if len(s.Firing) == 0 {
+		head = fmt.Sprintf("🩺 Kafka health sweep: all %d Kafka pods healthy", s.KafkaPods)
+	}
+	blocks := []slack.Block{slack.NewHeaderBlock(plain(head), slack.HeaderBlockOptionBlockID(blockHeader))}
+	firing := slices.Clone(s.Firing)
+	slices.SortFunc(firing, func(a, b Alert) int { return strings.Compare(a.Key, b.Key) })
+	var lines []string
+	for i, a := range firing {
+		if i == maxSummaryLines {
+			lines = append(lines, fmt.Sprintf("_… and %d more_", len(firing)-i))
+			break
+		}
+		line := fmt.Sprintf("• %s %s — %s", severityIconFor(a), inlineCode(podLabel(a.Namespace, a.Pod), 200),
+			escapeTruncate(oneLine(cmp.Or(a.Title, "no known failure pattern matched")), 200))
+		if !a.StartsAt.IsZero() {
+			line += " · since " + a.StartsAt.UTC().Format("2006-01-02 15:04 MST")
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) > 0 {
+		blocks = append(blocks, memberSections("", lines)...)
+	}
+	ctx := fmt.Sprintf("Looked at %d Kafka pod(s) at %s", s.KafkaPods, s.At.UTC().Format("2006-01-02 15:04 MST"))
+	if s.Silenced > 0 {
+		ctx += fmt.Sprintf(" · %d of the alerts are silenced (`/kafka silences`)", s.Silenced)
+	}
+	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(ctx)))
+	return capBlocks(blocks), escapeMrkdwn(head)
+}
+
+func podLabel(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}

@@ -1,0 +1,391 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+)
+
+const alertChan = "C0ALERTS"
+
+// fakeSilencer records silences and sweeps (it stands in for the sweep).
+type fakeSilencer struct {
+	mu       sync.Mutex
+	created  []Silence
+	list     []Silence
+	sweepErr error
+	sweeps   int
+}
+
+func (f *fakeSilencer) Silence(_ context.Context, key string, until time.Time, by string) (Silence, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := Silence{ID: "sil" + string(rune('0'+len(f.created))), Key: key, Until: until, By: by}
+	f.created = append(f.created, s)
+	return s, nil
+}
+
+func (f *fakeSilencer) Silences(context.Context) ([]Silence, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Silence(nil), f.list...), nil
+}
+
+func (f *fakeSilencer) SweepNow(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweeps++
+	return f.sweepErr
+}
+
+func (f *fakeSilencer) set(list []Silence, sweepErr error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.list, f.sweepErr = list, sweepErr
+}
+
+func (f *fakeSilencer) sweepCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sweeps
+}
+
+func (f *fakeSilencer) calls() []Silence {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Silence(nil), f.created...)
+}
+
+// alertHarness is a running bot with alerts enabled.
+type alertHarness struct {
+	*harness
+	notifier *AlertNotifier
+	silencer *fakeSilencer
+}
+
+func startAlertBot(t *testing.T) *alertHarness {
+	t.Helper()
+	n := NewAlertNotifier(alertChan)
+	sil := &fakeSilencer{}
+	h := startBot(t, func(o *Options) {
+		o.Alerts, o.Silencer, o.Sweeper = n, sil, sil
+	})
+	return &alertHarness{harness: h, notifier: n, silencer: sil}
+}
+
+// seedAlert is the sweep's alert about the seed incident.
+func seedAlert(t testing.TB, now time.Time) Alert {
+	snap := seedSnapshot(t)
+	return Alert{
+		Key: seedNamespace + "/" + seedPod + "/metadata-log-offset-mismatch", Namespace: seedNamespace, Pod: seedPod,
+		PodUID: seedUID, Cluster: "foobar", Rule: "metadata-log-offset-mismatch",
+		Title: "KRaft metadata log diverged (UnexpectedAppendOffsetException)", Severity: diagnose.SeverityCritical,
+		Reason: "CrashLoopBackOff", Detail: "waiting in CrashLoopBackOff after 37 restarts",
+		Findings: seedDiagnoser{}.Diagnose(snap), Snapshot: snap, StartsAt: now.Add(-3 * time.Minute),
+	}
+}
+
+// notify posts a through the notifier and returns the posted message.
+func (h *alertHarness) notify(a Alert) slackemu.Message {
+	h.t.Helper()
+	ref, err := h.notifier.Notify(h.ctx(), a)
+	if err != nil {
+		h.t.Fatalf("Notify: %v", err)
+	}
+	if ref.Channel != alertChan || ref.TS == "" {
+		h.t.Fatalf("Notify returned %+v", ref)
+	}
+	m, ok := h.emu.Message(ref.Channel, ref.TS)
+	if !ok {
+		h.t.Fatalf("no message at %+v", ref)
+	}
+	return m
+}
+
+func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
+	h := startAlertBot(t)
+	now := h.clock.Now()
+	m := h.notify(seedAlert(t, now))
+
+	if p := validateBlocksJSON(m.Blocks); len(p) > 0 {
+		t.Errorf("alert blocks break limits:\n%s", strings.Join(p, "\n"))
+	}
+	text := blockTexts(t, m.Blocks)
+	for _, want := range []string{
+		"kafka/foobar-kafka-broker-0: KRaft metadata log diverged", "Alert from the health sweep",
+		"CrashLoopBackOff — waiting in CrashLoopBackOff after 37 restarts", "UnexpectedAppendOffsetException",
+		"*Restarts*\n37", seedPVC, "Found by the health sweep",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("alert lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(m.Text, "Kafka alert") {
+		t.Errorf("fallback text %q", m.Text)
+	}
+	bs := buttons(t, m.Blocks)
+	tok, _ := bs[actionApprove]["value"].(string)
+	a, err := approval.Verify(testSecret, tok, now)
+	if err != nil {
+		t.Fatalf("approve button: %v", err)
+	}
+	if a.Requester != sweepRequester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
+		t.Errorf("approval token carries %+v", a)
+	}
+	for _, c := range silenceChoices {
+		b := bs[actionSilence+c.label]
+		if b == nil {
+			t.Errorf("no Silence %s button (buttons %v)", c.label, bs)
+			continue
+		}
+		g, err := verifySilence(testSecret, b["value"].(string), now)
+		if err != nil {
+			t.Errorf("silence %s token: %v", c.label, err)
+			continue
+		}
+		if g.Key != seedNamespace+"/"+seedPod || g.duration() != c.d || g.Channel != alertChan {
+			t.Errorf("silence %s grants %+v", c.label, g)
+		}
+	}
+	h.noAckFailures()
+}
+
+func TestAlertBanners(t *testing.T) {
+	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		mutate  func(a *Alert)
+		want    []string
+		notWant []string
+		approve bool
+	}{
+		{"first", func(*Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
+		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing:*"}, nil, true},
+		{"changed", func(a *Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
+		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
+		{"unclassified", func(a *Alert) {
+			a.Findings, a.Title, a.Rule, a.Severity = nil, "", "unclassified", ""
+		}, []string{"🔴 kafka/foobar-kafka-broker-0: unhealthy, no known failure pattern matched", "none of my rules matched"}, []string{"🟢"}, false},
+		{"controller: no repair", func(a *Alert) { a.Snapshot.Role = diagnose.RoleController }, []string{"not on this pod"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
+			a := seedAlert(t, now)
+			tt.mutate(&a)
+			blocks, _ := b.renderAlert(a, alertChan, now)
+			if p := validateBlocks(blocks); len(p) > 0 {
+				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))
+			}
+			raw := mustJSON(t, blocks)
+			text := blockTexts(t, raw)
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q:\n%s", w, text)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("has %q:\n%s", w, text)
+				}
+			}
+			bs := buttons(t, raw)
+			if got := bs[actionApprove] != nil; got != tt.approve {
+				t.Errorf("approve button offered = %t, want %t", got, tt.approve)
+			}
+			if bs[actionSilence+"24h"] == nil {
+				t.Error("no Silence 24h button")
+			}
+		})
+	}
+}
+
+func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
+	tests := []struct {
+		name string
+		// forget drops the bot's copy of the message (a restarted bot).
+		forget bool
+		want   []string
+	}{
+		{"same process keeps the diagnosis", false, []string{"UnexpectedAppendOffsetException", "*Restarts*\n37"}},
+		{"restarted bot rebuilds it", true, []string{"*Was:* KRaft metadata log diverged", "bot restarted"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startAlertBot(t)
+			a := seedAlert(t, h.clock.Now())
+			m := h.notify(a)
+			if tt.forget {
+				h.bot.messages = newLRU[string, *parentMessage](alertMessages)
+			}
+			h.clock.Advance(20 * time.Minute)
+			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
+			a.Resolution, a.ResolvedAt = resolutionRecovered, h.clock.Now()
+			if err := h.notifier.Resolve(h.ctx(), MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			got := h.message(m)
+			if got.Updated != 1 {
+				t.Errorf("message updated %d times, want 1", got.Updated)
+			}
+			if bs := buttons(t, got.Blocks); len(bs) != 0 {
+				t.Errorf("resolved message still has buttons %v", bs)
+			}
+			text := blockTexts(t, got.Blocks)
+			for _, w := range append([]string{"✅ Resolved · kafka/foobar-kafka-broker-0", "is Ready again", "Fired from 2026-11-29 16:57 UTC to 2026-11-29 17:20 UTC"}, tt.want...) {
+				if !strings.Contains(text, w) {
+					t.Errorf("resolved message lacks %q:\n%s", w, text)
+				}
+			}
+			if strings.Contains(text, "Awaiting approval") {
+				t.Errorf("resolved message still awaits approval:\n%s", text)
+			}
+			th := h.emu.Thread(alertChan, m.TS)
+			if len(th) != 1 || !strings.Contains(th[0].Text, "✅") || !strings.Contains(th[0].Text, "Ready again") {
+				t.Errorf("thread %q, want one resolution line", threadTexts(th))
+			}
+		})
+	}
+}
+
+func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
+	h := startAlertBot(t)
+	m := h.notify(seedAlert(t, h.clock.Now()))
+	h.click(m, actionApprove, approver)
+	h.waitFor("the repair to finish", func() bool {
+		th := h.emu.Thread(alertChan, m.TS)
+		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair succeeded")
+	})
+	reqs := h.repairer.calls()
+	if len(reqs) != 1 || reqs[0].Requester != sweepRequester || reqs[0].Approver != approver || reqs[0].Channel != alertChan {
+		t.Fatalf("repair requests %+v", reqs)
+	}
+	// The alert resolves afterwards: the decision and the repair's outcome stay.
+	h.waitFor("the final status", func() bool { return strings.Contains(blockTexts(t, h.message(m).Blocks), "Repair succeeded") })
+	a := seedAlert(t, h.clock.Now())
+	a.Resolution, a.ResolvedAt = resolutionRecovered, h.clock.Now()
+	if err := h.notifier.Resolve(h.ctx(), MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
+		t.Fatal(err)
+	}
+	text := blockTexts(t, h.message(m).Blocks)
+	for _, w := range []string{"✅ Resolved", "Approved by <@" + approver + ">", "Repair succeeded"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("message after repair and resolution lacks %q:\n%s", w, text)
+		}
+	}
+}
+
+func TestAlertGroupLifecycle(t *testing.T) {
+	h := startAlertBot(t)
+	member := func(pod string) Alert {
+		a := seedAlert(t, h.clock.Now())
+		a.Pod, a.Key, a.Group = pod, seedNamespace+"/"+pod+"/"+a.Rule, "cluster:kafka/foobar"
+		a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
+		return a
+	}
+	g := AlertGroup{Key: "cluster:kafka/foobar", Namespace: seedNamespace, Cluster: "foobar", Firing: 3,
+		Alerts: []Alert{member("foobar-kafka-broker-0"), member("foobar-kafka-broker-1"), member("foobar-kafka-broker-2")}}
+	ref, err := h.notifier.NotifyGroup(h.ctx(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := h.emu.Message(ref.Channel, ref.TS)
+	if n := len(h.emu.Messages(alertChan)); n != 1 {
+		t.Fatalf("%d messages in the alert channel, want one grouped alert", n)
+	}
+	text := blockTexts(t, m.Blocks)
+	for _, w := range []string{"Kafka cluster kafka/foobar: 3 pods unhealthy", "`foobar-kafka-broker-0`", "`foobar-kafka-broker-2`", "Grouped alert"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("group message lacks %q:\n%s", w, text)
+		}
+	}
+	bs := buttons(t, m.Blocks)
+	if bs[actionApprove] != nil {
+		t.Error("a grouped alert offers a repair")
+	}
+	sil, err := verifySilence(testSecret, bs[actionSilence+"24h"]["value"].(string), h.clock.Now())
+	if err != nil || sil.Key != g.Key {
+		t.Fatalf("cluster silence button grants %+v, %v; want key %s", sil, err, g.Key)
+	}
+
+	// A fourth pod joins: a thread line, and the message lists all four.
+	g2 := AlertGroup{Key: g.Key, Namespace: g.Namespace, Cluster: g.Cluster, Ref: ref, Firing: 4,
+		Alerts: []Alert{member("foobar-kafka-broker-3")}}
+	if ref2, err := h.notifier.NotifyGroup(h.ctx(), g2); err != nil || ref2 != ref {
+		t.Fatalf("NotifyGroup with Ref = %+v, %v; want the same message", ref2, err)
+	}
+	m = h.message(m)
+	text = blockTexts(t, m.Blocks)
+	if !strings.Contains(text, "4 pods unhealthy") || !strings.Contains(text, "`foobar-kafka-broker-0`") || !strings.Contains(text, "`foobar-kafka-broker-3`") {
+		t.Errorf("updated group message:\n%s", text)
+	}
+	th := threadTexts(h.emu.Thread(alertChan, ref.TS))
+	if len(th) != 1 || !strings.Contains(th[0], "1 more pod") || !strings.Contains(th[0], "foobar-kafka-broker-3") {
+		t.Errorf("thread %q", th)
+	}
+
+	// A member recovers: a thread line only.
+	r := member("foobar-kafka-broker-1")
+	r.Resolution, r.ResolvedAt = resolutionRecovered, h.clock.Now()
+	if err := h.notifier.Resolve(h.ctx(), ref, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.message(m); got.Updated != m.Updated {
+		t.Errorf("a member's recovery rewrote the group message")
+	}
+	th = threadTexts(h.emu.Thread(alertChan, ref.TS))
+	if len(th) != 2 || !strings.Contains(th[1], "foobar-kafka-broker-1") || !strings.Contains(th[1], "Ready again") {
+		t.Errorf("thread %q", th)
+	}
+
+	// The whole group resolves.
+	if err := h.notifier.ResolveGroup(h.ctx(), ref, AlertGroup{Key: g.Key, Namespace: g.Namespace, Cluster: g.Cluster}); err != nil {
+		t.Fatal(err)
+	}
+	m = h.message(m)
+	if bs := buttons(t, m.Blocks); len(bs) != 0 {
+		t.Errorf("resolved group still has buttons %v", bs)
+	}
+	if text := blockTexts(t, m.Blocks); !strings.Contains(text, "✅ Resolved · Kafka cluster kafka/foobar") || !strings.Contains(text, "foobar-kafka-broker-3") {
+		t.Errorf("resolved group message:\n%s", text)
+	}
+}
+
+func TestSweepSummary(t *testing.T) {
+	h := startAlertBot(t)
+	a := seedAlert(t, h.clock.Now())
+	if err := h.notifier.Summary(h.ctx(), SweepSummary{At: h.clock.Now(), KafkaPods: 6, Firing: []Alert{a}, Silenced: 1}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.emu.Messages(alertChan)
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want the summary", len(msgs))
+	}
+	text := blockTexts(t, msgs[0].Blocks)
+	for _, w := range []string{"1 alert(s) firing", "`kafka/foobar-kafka-broker-0`", "Looked at 6 Kafka pod(s)", "1 of the alerts are silenced"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("summary lacks %q:\n%s", w, text)
+		}
+	}
+}
+
+func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
+	n := NewAlertNotifier(alertChan)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := n.Notify(ctx, seedAlert(t, time.Now())); !errors.Is(err, context.Canceled) {
+		t.Errorf("Notify before Run = %v, want context.Canceled", err)
+	}
+	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
+		Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		t.Error("New accepted a notifier without a channel")
+	}
+}

@@ -1,0 +1,343 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
+)
+
+// Silence is a silence in force, as the sweep stores it.
+type Silence struct {
+	ID string
+	// Key is what it silences: an alert ("namespace/pod/rule"), a pod
+	// ("namespace/pod") or a cluster (the sweep's cluster key).
+	Key       string
+	Until     time.Time
+	By        string
+	CreatedAt time.Time
+}
+
+// Silencer creates and lists silences (cmd/bot adapts *sweep.Sweeper). It
+// must work on every replica, leader or not.
+type Silencer interface {
+	Silence(ctx context.Context, key string, until time.Time, by string) (Silence, error)
+	// Silences returns the silences in force, newest first.
+	Silences(ctx context.Context) ([]Silence, error)
+}
+
+// SweepTrigger runs a full health sweep now (cmd/bot adapts
+// *sweep.Sweeper). It returns an error wrapping ErrNotLeader on a replica
+// that does not lead the sweep.
+type SweepTrigger interface {
+	SweepNow(ctx context.Context) error
+}
+
+// ErrNotLeader says that this replica does not run the sweep.
+var ErrNotLeader = errors.New("this replica is not the sweep leader")
+
+// silenceChoices are the Silence buttons of an alert, shortest first.
+var silenceChoices = []struct {
+	label string
+	d     time.Duration
+}{{"1h", time.Hour}, {"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}}
+
+// silenceButtonTTL is how long a Silence button stays usable after it was
+// posted (a repeat posts fresh buttons long before).
+const silenceButtonTTL = 7 * 24 * time.Hour
+
+// maxSilenceDuration bounds what a (validly signed) button may ask for.
+const maxSilenceDuration = 30 * 24 * time.Hour
+
+// silenceDomain separates silence MACs from approval MACs made with the
+// same secret: an approval token is never a valid silence token, and the
+// other way round.
+const silenceDomain = "kafkabot/silence/v1\x00"
+
+// silenceGrant is what a Silence button may do: silence Key for For,
+// clicked in Channel, before ExpiresAt. It is signed like an approval.
+type silenceGrant struct {
+	V         int    `json:"v"`
+	Key       string `json:"key"`
+	For       int64  `json:"for"` // seconds
+	Channel   string `json:"ch"`
+	IssuedAt  int64  `json:"iat"`
+	ExpiresAt int64  `json:"exp"`
+}
+
+func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
+
+var silenceB64 = base64.RawURLEncoding.Strict()
+
+// Errors of silence tokens.
+var (
+	errSilenceMalformed = errors.New("silence token is malformed")
+	errSilenceSignature = errors.New("silence token signature does not match")
+	errSilenceExpired   = errors.New("silence button has expired")
+)
+
+func silenceMAC(secret []byte, part string) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(silenceDomain))
+	h.Write([]byte(part))
+	return h.Sum(nil)
+}
+
+func signSilence(secret []byte, g silenceGrant) (string, error) {
+	if len(secret) < approval.MinSecretLength {
+		return "", approval.ErrWeakSecret
+	}
+	g.V = 1
+	body, err := json.Marshal(g)
+	if err != nil {
+		return "", fmt.Errorf("encoding silence of %s: %w", g.Key, err)
+	}
+	part := silenceB64.EncodeToString(body)
+	token := part + "." + silenceB64.EncodeToString(silenceMAC(secret, part))
+	if len(token) > approval.MaxTokenLength {
+		return "", fmt.Errorf("silence token for %s: %d characters, at most %d", g.Key, len(token), approval.MaxTokenLength)
+	}
+	return token, nil
+}
+
+// verifySilence checks token's signature (in constant time) and validity.
+func verifySilence(secret []byte, token string, now time.Time) (silenceGrant, error) {
+	if len(token) > approval.MaxTokenLength {
+		return silenceGrant{}, errSilenceMalformed
+	}
+	part, sig, ok := strings.Cut(token, ".")
+	if !ok || part == "" || strings.Contains(sig, ".") {
+		return silenceGrant{}, errSilenceMalformed
+	}
+	got, err := silenceB64.DecodeString(sig)
+	if err != nil || len(got) != sha256.Size {
+		return silenceGrant{}, errSilenceMalformed
+	}
+	if !hmac.Equal(got, silenceMAC(secret, part)) {
+		return silenceGrant{}, errSilenceSignature
+	}
+	body, err := silenceB64.DecodeString(part)
+	if err != nil {
+		return silenceGrant{}, errSilenceMalformed
+	}
+	var g silenceGrant
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil || g.V != 1 || g.Key == "" || g.Channel == "" ||
+		g.For <= 0 || g.duration() > maxSilenceDuration {
+		return silenceGrant{}, errSilenceMalformed
+	}
+	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
+		return g, errSilenceExpired
+	}
+	return g, nil
+}
+
+// silenceActions returns the Silence buttons for key ("pod" or "cluster"
+// says what it is, for the button text), or nil when signing fails.
+func (b *Bot) silenceActions(key, what, channel string, now time.Time) *slack.ActionBlock {
+	var buttons []slack.BlockElement
+	for _, c := range silenceChoices {
+		token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
+			Key: key, For: int64(c.d / time.Second), Channel: channel,
+			IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
+		})
+		if err != nil {
+			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
+			return nil
+		}
+		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, plain("🔕 Silence "+what+" "+c.label)))
+	}
+	return slack.NewActionBlock(blockSilence, buttons...)
+}
+
+// silenceClick is one press of a Silence button.
+type silenceClick struct {
+	Team, Channel, User string
+	MessageTS           string
+	Token               string
+	ResponseURL         string
+}
+
+// silenceClickFrom extracts a Silence button press from a block_actions
+// payload; ok is false for anything else.
+func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return silenceClick{}, false
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		if a == nil || !strings.HasPrefix(a.ActionID, actionSilence) {
+			continue
+		}
+		return silenceClick{
+			Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
+			User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
+			Token: a.Value, ResponseURL: cb.ResponseURL,
+		}, true
+	}
+	return silenceClick{}, false
+}
+
+// onSilenceClick runs a Silence click on the worker pool (the envelope is
+// already acked).
+func (b *Bot) onSilenceClick(ctx context.Context, c silenceClick) {
+	if !b.reserve() {
+		b.log.Warn("worker pool saturated; refusing a silence click", "user", c.User, "workers", b.opts.Workers)
+		b.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+			defer cancel()
+			b.tell(ctx, c.Channel, c.User, c.ResponseURL, busyText)
+		})
+		return
+	}
+	b.start(ctx, func(ctx context.Context) { b.handleSilenceClick(ctx, c) })
+}
+
+// handleSilenceClick checks the button and the clicker, silences, and says
+// so in the alert's thread. Silencing hides alerts from everyone, so it
+// takes the same authority as approving a repair: only APPROVERS may.
+func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
+	now := b.clock()
+	g, err := verifySilence(b.opts.ApprovalSecret, c.Token, now)
+	refuse := func(reason, text string) {
+		b.log.Info("silence decision", "audit", true, "event", "silence.refused", "reason", reason,
+			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "key", g.Key)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text)
+	}
+	switch {
+	case errors.Is(err, errSilenceExpired):
+		refuse("expired", "This Silence button has expired. Nothing was silenced.")
+		return
+	case err != nil:
+		g = silenceGrant{}
+		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was silenced.")
+		return
+	case g.Channel != c.Channel:
+		refuse("wrong-origin", "This Silence button belongs to another channel. Nothing was silenced.")
+		return
+	case !b.isApprover(c.User):
+		refuse("not-an-approver", "Silencing hides alerts from everyone, so only approvers may do it. Approvers: "+
+			b.approverList()+". Nothing was silenced.")
+		return
+	case b.opts.Silencer == nil:
+		refuse("no-silencer", "Alerts are not enabled on this bot, so there is nothing to silence.")
+		return
+	}
+	until := now.Add(g.duration())
+	sil, err := b.opts.Silencer.Silence(ctx, g.Key, until, c.User)
+	if err != nil {
+		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not record the silence: "+escapeTruncate(err.Error(), 500))
+		return
+	}
+	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
+		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
+	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
+		mention(c.User), inlineCode(sil.Key, 300), humanDuration(g.duration()),
+		sil.Until.UTC().Format("2006-01-02 15:04 MST"), inlineCode(sil.ID, 40))
+	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, nil, text); err != nil {
+			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// humanDuration writes 1h, 24h, 7d.
+func humanDuration(d time.Duration) string {
+	if d >= 48*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
+
+// onAlertCommand answers /kafka silences and /kafka sweep.
+func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb Verb) {
+	if b.opts.Silencer == nil || (verb == VerbSweep && b.opts.Sweeper == nil) {
+		b.ack(ctx, req, ephemeralResponse("Alerts are not enabled on this bot (ALERT_CHANNEL is not set), so there are no sweeps or silences."))
+		metrics.Commands.WithLabelValues(string(verb), "answered").Inc()
+		return
+	}
+	if !b.reserve() {
+		b.ack(ctx, req, ephemeralResponse(busyText))
+		metrics.Commands.WithLabelValues(string(verb), "busy").Inc()
+		return
+	}
+	metrics.Commands.WithLabelValues(string(verb), "accepted").Inc()
+	if verb == VerbSweep {
+		b.ack(ctx, req, ephemeralResponse("🔎 Sweeping the Kafka pods…"))
+		b.start(ctx, func(ctx context.Context) { b.runSweep(ctx, s) })
+		return
+	}
+	b.ack(ctx, req, ephemeralResponse("🔎 Reading the silences…"))
+	b.start(ctx, func(ctx context.Context) { b.runSilences(ctx, s) })
+}
+
+// runSilences lists the silences in force, to the asker only.
+func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
+	list, err := b.opts.Silencer.Silences(ctx)
+	if err != nil {
+		b.log.Error("listing silences failed", "error", err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
+		return
+	}
+	b.tell(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, b.clock()))
+}
+
+// silencesText lists silences, one a line, within a message's size.
+func silencesText(list []Silence, now time.Time) string {
+	if len(list) == 0 {
+		return "🔔 No silences are in force: every alert is posted."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "🔕 *%d silence(s) in force*\n", len(list))
+	for i, s := range list {
+		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", inlineCode(s.Key, 300),
+			s.Until.UTC().Format("2006-01-02 15:04 MST"), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
+		if runeLen(b.String())+runeLen(line) > plainFallbackMaxText-40 {
+			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// runSweep runs /kafka sweep. Only the leader sweeps; Slack delivers a
+// command to any replica, so a follower says so instead.
+func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
+	err := b.opts.Sweeper.SweepNow(ctx)
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL,
+			"↪️ Slack delivered this command to a replica that does not lead the sweep; the leader sweeps on its schedule. Try again to reach another replica.")
+	case err != nil:
+		b.log.Error("sweep on request failed", "user", s.User, "error", err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ The sweep failed: "+escapeTruncate(err.Error(), 500))
+	default:
+		b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel)
+		where := "the alert channel"
+		if b.opts.Alerts != nil {
+			where = "<#" + b.opts.Alerts.Channel() + ">"
+		}
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "✅ Swept every Kafka pod. New alerts, if any, are in "+where+".")
+	}
+}

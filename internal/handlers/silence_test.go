@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+)
+
+func TestSilenceClickByApprover(t *testing.T) {
+	h := startAlertBot(t)
+	m := h.notify(seedAlert(t, h.clock.Now()))
+	h.click(m, actionSilence+"24h", approver)
+	h.waitFor("the silence in the thread", func() bool { return len(h.emu.Thread(alertChan, m.TS)) == 1 })
+
+	calls := h.silencer.calls()
+	want := Silence{ID: "sil0", Key: seedNamespace + "/" + seedPod, Until: h.clock.Now().Add(24 * time.Hour), By: approver}
+	if len(calls) != 1 || calls[0] != want {
+		t.Fatalf("Silencer calls %+v, want [%+v]", calls, want)
+	}
+	line := h.emu.Thread(alertChan, m.TS)[0].Text
+	for _, w := range []string{"🔕 <@" + approver + "> silenced `kafka/foobar-kafka-broker-0` for 24h", "until 2026-11-30 17:00 UTC"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("thread line %q lacks %q", line, w)
+		}
+	}
+	if !strings.Contains(h.logs.String(), `"event":"silence.created"`) {
+		t.Error("no audit line for the silence")
+	}
+}
+
+func TestSilenceClickRefused(t *testing.T) {
+	forge := func(h *alertHarness, m slackemu.Message, user, chanID, value string) {
+		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: actionSilence + "24h", Value: value})
+	}
+	tests := []struct {
+		name string
+		// act clicks; it returns who must be told, and where.
+		act  func(h *alertHarness, m slackemu.Message, token string) (user, chanID string)
+		want string
+	}{
+		{"non-approver", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
+			h.click(m, actionSilence+"24h", stranger)
+			return stranger, alertChan
+		}, "only approvers may do it"},
+		{"altered value", func(h *alertHarness, m slackemu.Message, token string) (string, string) {
+			part, sig, _ := strings.Cut(token, ".")
+			forge(h, m, approver, alertChan, part[:len(part)-2]+"xx."+sig)
+			return approver, alertChan
+		}, "not valid"},
+		{"signed with another key", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
+			tok, err := signSilence([]byte("an-attacker-guessed-this-secret-0123456789"), silenceGrant{Key: "kafka/foobar-kafka-broker-0",
+				For: 3600, Channel: alertChan, IssuedAt: h.clock.Now().Unix(), ExpiresAt: h.clock.Now().Add(time.Hour).Unix()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			forge(h, m, approver, alertChan, tok)
+			return approver, alertChan
+		}, "not valid"},
+		{"approval token as silence", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
+			tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+			forge(h, m, approver, alertChan, tok)
+			return approver, alertChan
+		}, "not valid"},
+		{"replay in another channel", func(h *alertHarness, m slackemu.Message, token string) (string, string) {
+			forge(h, m, approver, otherChan, token)
+			return approver, otherChan
+		}, "another channel"},
+		{"expired button", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
+			h.clock.Advance(silenceButtonTTL + time.Minute)
+			h.click(m, actionSilence+"24h", approver)
+			return approver, alertChan
+		}, "expired"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startAlertBot(t)
+			m := h.notify(seedAlert(t, h.clock.Now()))
+			token, _ := buttons(t, m.Blocks)[actionSilence+"24h"]["value"].(string)
+			user, where := tt.act(h, m, token)
+			e := h.ephemeral(where, user, tt.want)
+			if !strings.Contains(e.Text, "Nothing was silenced") {
+				t.Errorf("answer %q does not say nothing was silenced", e.Text)
+			}
+			if calls := h.silencer.calls(); len(calls) != 0 {
+				t.Errorf("Silencer called: %+v", calls)
+			}
+			if n := len(h.emu.Thread(alertChan, m.TS)); n != 0 {
+				t.Errorf("%d thread replies", n)
+			}
+			if !strings.Contains(h.logs.String(), `"event":"silence.refused"`) {
+				t.Error("no audit line for the refusal")
+			}
+			if strings.Contains(h.logs.String(), token) {
+				t.Error("the token was logged")
+			}
+		})
+	}
+}
+
+func TestSilenceTokens(t *testing.T) {
+	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	good := silenceGrant{Key: "cluster:kafka/foobar", For: 3600, Channel: alertChan, IssuedAt: now.Unix(), ExpiresAt: now.Add(time.Hour).Unix()}
+	sign := func(g silenceGrant) string {
+		tok, err := signSilence(testSecret, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	approvalTok, err := approval.Sign(testSecret, approval.Approval{ID: "A", Namespace: "kafka", Pod: "p", Rule: "r", Action: "a",
+		Channel: alertChan, IssuedAt: now, ExpiresAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		token   string
+		at      time.Time
+		wantErr error
+	}{
+		{"valid", sign(good), now, nil},
+		{"expired", sign(good), now.Add(time.Hour), errSilenceExpired},
+		{"approval token", approvalTok, now, errSilenceSignature},
+		{"too long a silence", sign(silenceGrant{Key: "k", For: int64(31 * 24 * time.Hour / time.Second), Channel: alertChan, ExpiresAt: now.Add(time.Hour).Unix()}), now, errSilenceMalformed},
+		{"no key", sign(silenceGrant{For: 60, Channel: alertChan, ExpiresAt: now.Add(time.Hour).Unix()}), now, errSilenceMalformed},
+		{"garbage", "not-a-token", now, errSilenceMalformed},
+		{"empty", "", now, errSilenceMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := verifySilence(testSecret, tt.token, tt.at)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("verify = %+v, %v; want %v", g, err, tt.wantErr)
+			}
+			if tt.wantErr == nil && (g.Key != good.Key || g.duration() != time.Hour) {
+				t.Errorf("grant %+v", g)
+			}
+		})
+	}
+}
+
+func TestSilencesCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		list []Silence
+		want []string
+	}{
+		{"none", nil, []string{"No silences are in force"}},
+		{"two", []Silence{
+			{ID: "abc123", Key: "kafka/foobar-kafka-broker-0", Until: time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC), By: approver},
+			{ID: "def456", Key: "cluster:kafka/foobar", Until: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC), By: approver},
+		}, []string{"2 silence(s) in force", "`kafka/foobar-kafka-broker-0` until 2026-11-30 17:00 UTC (24h0m0s left), by <@" + approver + ">",
+			"`cluster:kafka/foobar` until 2026-11-29 18:00 UTC (1h0m0s left)", "id `def456`"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startAlertBot(t)
+			h.silencer.set(tt.list, nil)
+			h.slash(stranger, channel, "silences")
+			e := h.ephemeral(channel, stranger, strings.Fields(tt.want[0])[0])
+			for _, w := range tt.want {
+				if !strings.Contains(e.Text, w) {
+					t.Errorf("answer lacks %q:\n%s", w, e.Text)
+				}
+			}
+		})
+	}
+}
+
+func TestSweepCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"leader", nil, "Swept every Kafka pod. New alerts, if any, are in <#" + alertChan + ">"},
+		{"follower", fmt.Errorf("sweep: %w", ErrNotLeader), "does not lead the sweep"},
+		{"failure", errors.New("informer not synced"), "The sweep failed: informer not synced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startAlertBot(t)
+			h.silencer.set(nil, tt.err)
+			h.slash(requester, channel, "sweep")
+			h.ephemeral(channel, requester, tt.want)
+			if n := h.silencer.sweepCount(); n != 1 {
+				t.Errorf("SweepNow called %d times, want 1", n)
+			}
+		})
+	}
+}
+
+func TestAlertCommandsWithoutAlerts(t *testing.T) {
+	h := startBot(t, nil)
+	for _, text := range []string{"silences", "sweep"} {
+		_, ack := h.slash(requester, channel, text)
+		if !strings.Contains(string(ack.Payload), "Alerts are not enabled") {
+			t.Errorf("/kafka %s acked %s", text, ack.Payload)
+		}
+	}
+}
+
+func TestParseAlertVerbs(t *testing.T) {
+	tests := []struct {
+		text    string
+		want    Verb
+		wantErr bool
+	}{
+		{"silences", VerbSilences, false},
+		{"SWEEP", VerbSweep, false},
+		{"silences now", "", true},
+		{"sweep kafka", "", true},
+	}
+	for _, tt := range tests {
+		got, err := ParseCommand(tt.text)
+		if (err != nil) != tt.wantErr || got.Verb != tt.want {
+			t.Errorf("ParseCommand(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
+		}
+	}
+	if u := usageText("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {
+		t.Errorf("usage does not mention the alert verbs:\n%s", u)
+	}
+}
