@@ -3,8 +3,10 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"k8s.io/utils/clock"
 )
 
@@ -77,6 +79,7 @@ func (e Executor) runStep(ctx context.Context, s Step) StepRecord {
 		return rec
 	}
 	rec.Status = StepDone
+	metrics.RepairStepDuration.WithLabelValues(stepKind(s)).Observe(rec.Duration.Seconds())
 	detail := "took " + roundDuration(rec.Duration)
 	if d, ok := s.(Detailer); ok && d.Detail() != "" {
 		detail += "\n" + d.Detail()
@@ -107,6 +110,14 @@ func (e Executor) runCleanup(ctx context.Context, s Step) StepRecord {
 	rec.Status = StepCleanedUp
 	e.Reporter.Report(ctx, Progress{Step: rec.Step, Status: StepCleanedUp, Detail: "took " + roundDuration(rec.Duration)})
 	return rec
+}
+
+// stepKind labels a step for metrics with a small, fixed set of values:
+// the first word of its description (a verb chosen in code: "create",
+// "wait", "restart"...), never the pod names that follow it.
+func stepKind(s Step) string {
+	verb, _, _ := strings.Cut(s.Describe(), " ")
+	return strings.ToLower(verb)
 }
 
 // roundDuration prints a duration at a precision people read.
