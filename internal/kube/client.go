@@ -29,6 +29,8 @@ type Options struct {
 type Client struct {
 	cs   kubernetes.Interface
 	opts Options
+	// handoff passes the pod FindPod read to the Inspect that follows.
+	handoff *podHandoff
 }
 
 // New wraps a clientset (a real one, or client-go's fake in tests).
@@ -39,7 +41,7 @@ func New(cs kubernetes.Interface, opts Options) *Client {
 	if opts.LogTailLines <= 0 {
 		opts.LogTailLines = 2000
 	}
-	return &Client{cs: cs, opts: opts}
+	return &Client{cs: cs, opts: opts, handoff: newPodHandoff()}
 }
 
 // Clientset returns the underlying clientset.

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -206,7 +205,14 @@ func (c *Client) listKafkaPods(ctx context.Context, namespace string) ([]corev1.
 	seen := map[string]bool{}
 	var pods []corev1.Pod
 	for _, ns := range c.scopeNamespaces(namespace) {
-		for _, sel := range selectors {
+		nsSelectors := selectors
+		if ns != metav1.NamespaceAll && len(selectors) > 1 {
+			// Within one namespace, one unfiltered list (matched here) costs
+			// fewer requests than a list per built-in selector; cluster-wide,
+			// the selectors keep the bot from reading every pod.
+			nsSelectors = []string{""}
+		}
+		for _, sel := range nsSelectors {
 			err := c.findListPods(ctx, ns, sel, func(p *corev1.Pod) {
 				key := p.Namespace + "/" + p.Name
 				if seen[key] || !c.NamespaceAllowed(p.Namespace) || !match(p) {
@@ -270,22 +276,6 @@ func (c *Client) FindPod(ctx context.Context, namespace, name string) (ns, pod s
 	if err := c.checkTarget(namespace, name); err != nil {
 		return "", "", err
 	}
-	if namespace != "" {
-		p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			ok, err := c.IsKafka(p)
-			if err != nil {
-				return "", "", err
-			}
-			if !ok {
-				return "", "", fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, name)
-			}
-			return p.Namespace, p.Name, nil
-		case !apierrors.IsNotFound(err):
-			return "", "", fmt.Errorf("reading pod %s/%s: %w", namespace, name, err)
-		}
-	}
 	pods, err := c.listKafkaPods(ctx, namespace)
 	if err != nil {
 		return "", "", err
@@ -305,9 +295,20 @@ func (c *Client) FindPod(ctx context.Context, namespace, name string) (ns, pod s
 		case 0:
 			continue
 		case 1:
+			for i := range pods {
+				if pods[i].UID == matches[0].UID {
+					c.handoff.put(&pods[i])
+				}
+			}
 			return matches[0].Namespace, matches[0].Name, nil
 		default:
 			return "", "", &LookupError{Kind: ErrAmbiguous, Query: name, Namespace: namespace, Candidates: matches}
+		}
+	}
+	if namespace != "" {
+		// Only on this error path: tell "not a Kafka pod" from "no such pod".
+		if p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Name == name {
+			return "", "", fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, name)
 		}
 	}
 	return "", "", &LookupError{Kind: ErrPodNotFound, Query: name, Namespace: namespace, Candidates: closestPods(name, pods)}

@@ -85,7 +85,7 @@ func TestFindPod(t *testing.T) {
 		{name: "non-Kafka pod with a broker-like name does not match", query: "rabbit-broker-0", wantErr: ErrPodNotFound},
 		{name: "Strimzi ZooKeeper pod is not a Kafka pod", query: "zookeeper-0", wantErr: ErrPodNotFound},
 		{name: "Kafka pod of a disallowed namespace is invisible", query: "broker-7", wantErr: ErrPodNotFound},
-		{name: "non-Kafka pod named in full", ns: "kafka", query: "web-0", wantErr: ErrNotKafkaPod, maxActions: 1},
+		{name: "non-Kafka pod named in full", ns: "kafka", query: "web-0", wantErr: ErrNotKafkaPod, maxActions: 2},
 		{name: "disallowed namespace: refused before any request", ns: "secret-ns", query: "hidden-kafka-broker-7", wantErr: ErrNamespaceNotAllowed},
 		{name: "path traversal", query: "../etc", wantErr: ErrInvalidName},
 		{name: "shell substitution", query: "$(rm -rf)", wantErr: ErrInvalidName},
@@ -305,4 +305,36 @@ func FuzzValidateTarget(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFindThenInspectCostsFourRequests pins the API cost of one diagnosis
+// of a short name in an allowed namespace: one pod list (FindPod), then the
+// claim, the events and the log (Inspect reuses the listed pod).
+func TestFindThenInspectCostsFourRequests(t *testing.T) {
+	for _, tc := range []struct{ namespace, name string }{
+		{"kafka", "broker-0"},
+		{"kafka", "foobar-kafka-broker-0"},
+		{"", "broker-0"},
+	} {
+		cs := fake.NewClientset(inspSeedObjects()...)
+		c := New(cs, Options{Namespaces: []string{"kafka"}})
+		ns, pod, err := c.FindPod(context.Background(), tc.namespace, tc.name)
+		if err != nil {
+			t.Fatalf("FindPod(%q, %q): %v", tc.namespace, tc.name, err)
+		}
+		if _, err := c.Inspect(context.Background(), ns, pod); err != nil {
+			t.Fatalf("Inspect: %v", err)
+		}
+		if got := inspActionList(cs); len(got) > 4 {
+			t.Errorf("FindPod(%q, %q) + Inspect made %d requests, want <= 4: %q", tc.namespace, tc.name, len(got), got)
+		}
+		// The handed-over pod is used once: a second Inspect reads it again.
+		before := len(inspActionList(cs))
+		if _, err := c.Inspect(context.Background(), ns, pod); err != nil {
+			t.Fatal(err)
+		}
+		if got := inspActionList(cs)[before:]; len(got) == 0 || got[0] != "get pods" {
+			t.Errorf("second Inspect requests %q, want a fresh pod read first", got)
+		}
+	}
 }

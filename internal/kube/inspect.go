@@ -93,12 +93,16 @@ func (c *Client) Inspect(ctx context.Context, namespace, pod string) (Inspection
 	if err := c.checkTarget(namespace, pod); err != nil {
 		return Inspection{}, err
 	}
-	p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return Inspection{}, fmt.Errorf("%w: pod %s/%s", ErrPodNotFound, namespace, pod)
-	}
-	if err != nil {
-		return Inspection{}, fmt.Errorf("reading pod %s/%s: %w", namespace, pod, err)
+	p, handed := c.handoff.take(namespace, pod)
+	if !handed {
+		var err error
+		p, err = c.cs.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return Inspection{}, fmt.Errorf("%w: pod %s/%s", ErrPodNotFound, namespace, pod)
+		}
+		if err != nil {
+			return Inspection{}, fmt.Errorf("reading pod %s/%s: %w", namespace, pod, err)
+		}
 	}
 	ok, err := c.IsKafka(p)
 	if err != nil {
