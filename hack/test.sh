@@ -38,3 +38,11 @@ log "go vet passed in $((SECONDS - start))s"
 start=${SECONDS}
 go test -timeout 20m "$@" ./...
 log "go test passed in $((SECONDS - start))s"
+
+# A short, bounded fuzz run of the hostile-input targets (their checked-in
+# corpora already ran above as part of go test): about 20 s in all.
+start=${SECONDS}
+go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=3s ./internal/handlers
+go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=3s ./internal/handlers
+go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=3s ./internal/approval
+log "bounded fuzzing passed in $((SECONDS - start))s"

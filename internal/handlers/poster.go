@@ -72,11 +72,28 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// call runs fn, retrying after Slack's Retry-After while it is rate limited.
+// serverErrorBackoff is the first wait after a 5xx answer; it doubles with
+// every further attempt.
+const serverErrorBackoff = 500 * time.Millisecond
+
+// call runs fn, retrying after Slack's Retry-After while it is rate limited,
+// and with a doubling backoff after a 5xx answer (Slack's transient
+// failures; a retried post may rarely show twice, where giving up would
+// lose it).
 func (p *poster) call(ctx context.Context, method, channel string, fn func(ctx context.Context) error) error {
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
+		var sc slack.StatusCodeError
+		if attempt < maxAPIAttempts && errors.As(err, &sc) && sc.Code >= 500 {
+			wait := serverErrorBackoff << (attempt - 1)
+			p.log.Warn("slack answered with a server error; retrying",
+				"method", method, "channel", channel, "status", sc.Code, "retry_in", wait, "attempt", attempt)
+			if err := p.sleep(ctx, wait); err != nil {
+				return fmt.Errorf("%s in %s: waiting to retry after a server error: %w", method, channel, err)
+			}
+			continue
+		}
 		if !errors.As(err, &rl) || attempt == maxAPIAttempts {
 			return err
 		}

@@ -121,7 +121,16 @@ func (c *Client) DeletePodUID(ctx context.Context, namespace, name string, uid t
 	case err == nil, apierrors.IsNotFound(err):
 		return nil
 	case apierrors.IsConflict(err) && uid != "":
-		return nil // precondition failed: the pod with that UID is gone already
+		// The UID precondition failed, so the pod with that UID should be
+		// gone; make sure before counting it as deleted.
+		cur, getErr := c.FetchPod(ctx, namespace, name)
+		if apierrors.IsNotFound(getErr) || (getErr == nil && cur.UID != uid) {
+			return nil
+		}
+		if getErr != nil {
+			return fmt.Errorf("deleting pod %s/%s: %w (and reading it back: %v)", namespace, name, err, getErr)
+		}
+		return fmt.Errorf("deleting pod %s/%s: %w", namespace, name, err)
 	default:
 		return fmt.Errorf("deleting pod %s/%s: %w", namespace, name, err)
 	}

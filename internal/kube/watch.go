@@ -42,9 +42,18 @@ func (c *Client) WatchPod(ctx context.Context, namespace, name string, cond PodC
 		},
 	}
 	var last *corev1.Pod
+	// A pod that is already gone when the first list completes produces no
+	// event at all: tell cond at once rather than wait for the deadline.
+	goneAtStart := func(store cache.Store) (bool, error) {
+		_, exists, err := store.GetByKey(namespace + "/" + name)
+		if err != nil || exists {
+			return false, err
+		}
+		return cond(nil)
+	}
 	// The wrapper tells the reflector whether the clientset supports
 	// streaming lists (client-go's fake does not).
-	_, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, c.cs), &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+	_, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, c.cs), &corev1.Pod{}, goneAtStart, func(ev watch.Event) (bool, error) {
 		pod := podOf(ev.Object)
 		if pod == nil || pod.Name != name {
 			return false, nil // not ours (a server or fake that ignores the field selector)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -33,12 +36,23 @@ func (run *repairRun) step(describe string, done func(context.Context) (bool, er
 	}}
 }
 
+// gateReadBackoff bounds the retries of the gates' reads after a transient
+// API error: four attempts within about two seconds.
+var gateReadBackoff = wait.Backoff{Steps: 4, Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
 // checkGatesStep re-reads the broker and runs every safety gate.
 func (run *repairRun) checkGatesStep() Step {
 	req := run.req
 	return run.step(fmt.Sprintf("Re-check %s/%s and the safety gates", req.Namespace, req.Pod), nil,
 		func(ctx context.Context) error {
-			snap, err := run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
+			// Everything here only reads: ride out a blip of transient
+			// API errors (throttling, 5xx, timeouts) before giving up.
+			var snap diagnose.Snapshot
+			err := retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
+				var err error
+				snap, err = run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
+				return err
+			})
 			switch {
 			case errors.Is(err, kube.ErrNamespaceNotAllowed):
 				return refuse(GateNamespace, "namespace %q is outside KAFKA_NAMESPACES", req.Namespace)
@@ -47,8 +61,11 @@ func (run *repairRun) checkGatesStep() Step {
 			case err != nil:
 				return fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
 			}
-			in := run.r.gateInput(req, snap)
-			err = checkGates(ctx, in)
+			var in *gateInput
+			err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
+				in = run.r.gateInput(req, snap)
+				return checkGates(ctx, in)
+			})
 			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
 			return err
 		},
