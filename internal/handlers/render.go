@@ -116,15 +116,8 @@ func summaryText(f diagnose.Finding) string {
 		b.WriteString(escapeTruncate(f.Explanation, 1800))
 		b.WriteString("\n")
 	}
-	if o := f.Offsets; o != nil {
-		if o.LocalDivergence {
-			fmt.Fprintf(&b, "*Offsets:* next offset %d &gt; log start offset %d: this broker's own copy of the metadata log diverged and can be re-fetched from the controllers.\n",
-				o.NextOffset, o.LogStartOffset)
-		} else {
-			fmt.Fprintf(&b, "*Offsets:* next offset %d ≤ log start offset %d: the controllers hold the misaligned state. Do *not* wipe brokers; escalate.\n",
-				o.NextOffset, o.LogStartOffset)
-		}
-	}
+	// The offsets triage is part of the engine's explanation (one source
+	// of truth); it is not repeated here.
 	if f.Risk != "" {
 		fmt.Fprintf(&b, "*Risk of the remedy:* %s", escapeMrkdwn(string(f.Risk)))
 	}
