@@ -106,10 +106,11 @@ func (p *poster) call(ctx context.Context, method, channel string, fn func(ctx c
 	}
 }
 
-// post posts a message (in a thread when threadTS is set). When Slack
-// rejects the blocks it posts the fallback as plain text instead.
-func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string) (string, error) {
-	opts := []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionDisableLinkUnfurl()}
+// post posts a message (in a thread when threadTS is set; extra options
+// such as slack.MsgOptionBroadcast apply too). When Slack rejects the
+// blocks it posts the fallback as plain text instead.
+func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string, extra ...slack.MsgOption) (string, error) {
+	opts := append([]slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionDisableLinkUnfurl()}, extra...)
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/slack-go/slack"
 )
 
 // ThreadReporter is the Slack recovery.Reporter: it posts each step of a
@@ -36,9 +37,12 @@ func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.L
 func (r *ThreadReporter) key() string { return r.parent.Channel + "/" + r.parent.TS }
 
 // Say posts text in the thread (in order with the other reports).
-func (r *ThreadReporter) Say(text string) {
+func (r *ThreadReporter) Say(text string) { r.say(text) }
+
+// say posts text in the thread with extra message options.
+func (r *ThreadReporter) say(text string, extra ...slack.MsgOption) {
 	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
-		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, nil, text); err != nil {
+		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, nil, text, extra...); err != nil {
 			r.log.Error("posting repair progress in the thread failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -122,7 +126,13 @@ func (r *ThreadReporter) Finish(ctx context.Context, s recovery.Summary) {
 	if s.Text != "" {
 		text += "\n" + escapeTruncate(s.Text, 3500)
 	}
-	r.Say(text)
+	if r.threadOnly {
+		// A resumed repair cannot rewrite the parent message (this process
+		// never saw its blocks), so the outcome is also sent to the channel.
+		r.say(text, slack.MsgOptionBroadcast())
+	} else {
+		r.Say(text)
+	}
 	r.SetStatus(fmt.Sprintf("%s Repair %s — see the thread", icon, word))
 	r.Wait(ctx)
 }
