@@ -117,7 +117,7 @@ func TestVerifyRejectsWrongVersionAndUnknownFields(t *testing.T) {
 	// understand: only a differently-built bot could produce them.
 	signRaw := func(body string) string {
 		part := base64.RawURLEncoding.EncodeToString([]byte(body))
-		return part + "." + base64.RawURLEncoding.EncodeToString(mac(testSecret, part))
+		return part + "." + base64.RawURLEncoding.EncodeToString(macOf(testSecret, domain, part))
 	}
 	base := `"id":"X","ns":"kafka","pod":"p","rule":"r","action":"a","channel":"C1","iat":1795000000,"exp":1795001000`
 	now := time.Unix(1795000100, 0)

@@ -3,10 +3,6 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -79,8 +75,6 @@ type silenceGrant struct {
 
 func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
 
-var silenceB64 = base64.RawURLEncoding.Strict()
-
 // Errors of silence tokens.
 var (
 	errSilenceMalformed = errors.New("silence token is malformed")
@@ -88,55 +82,25 @@ var (
 	errSilenceExpired   = errors.New("silence button has expired")
 )
 
-func silenceMAC(secret []byte, part string) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(silenceDomain))
-	h.Write([]byte(part))
-	return h.Sum(nil)
-}
-
 func signSilence(secret []byte, g silenceGrant) (string, error) {
-	if len(secret) < approval.MinSecretLength {
-		return "", approval.ErrWeakSecret
-	}
 	g.V = 1
-	body, err := json.Marshal(g)
+	token, err := approval.SignPayload(secret, silenceDomain, g)
 	if err != nil {
-		return "", fmt.Errorf("encoding silence of %s: %w", g.Key, err)
-	}
-	part := silenceB64.EncodeToString(body)
-	token := part + "." + silenceB64.EncodeToString(silenceMAC(secret, part))
-	if len(token) > approval.MaxTokenLength {
-		return "", fmt.Errorf("silence token for %s: %d characters, at most %d", g.Key, len(token), approval.MaxTokenLength)
+		return "", fmt.Errorf("signing the silence of %s: %w", g.Key, err)
 	}
 	return token, nil
 }
 
 // verifySilence checks token's signature (in constant time) and validity.
 func verifySilence(secret []byte, token string, now time.Time) (silenceGrant, error) {
-	if len(token) > approval.MaxTokenLength {
-		return silenceGrant{}, errSilenceMalformed
-	}
-	part, sig, ok := strings.Cut(token, ".")
-	if !ok || part == "" || strings.Contains(sig, ".") {
-		return silenceGrant{}, errSilenceMalformed
-	}
-	got, err := silenceB64.DecodeString(sig)
-	if err != nil || len(got) != sha256.Size {
-		return silenceGrant{}, errSilenceMalformed
-	}
-	if !hmac.Equal(got, silenceMAC(secret, part)) {
-		return silenceGrant{}, errSilenceSignature
-	}
-	body, err := silenceB64.DecodeString(part)
-	if err != nil {
-		return silenceGrant{}, errSilenceMalformed
-	}
 	var g silenceGrant
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&g); err != nil || g.V != 1 || g.Key == "" || g.Channel == "" ||
-		g.For <= 0 || g.duration() > maxSilenceDuration {
+	switch err := approval.OpenPayload(secret, silenceDomain, token, &g); {
+	case errors.Is(err, approval.ErrBadSignature):
+		return silenceGrant{}, errSilenceSignature
+	case err != nil:
+		return silenceGrant{}, errSilenceMalformed
+	}
+	if g.V != 1 || g.Key == "" || g.Channel == "" || g.For <= 0 || g.duration() > maxSilenceDuration {
 		return silenceGrant{}, errSilenceMalformed
 	}
 	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
