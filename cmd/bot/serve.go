@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
@@ -107,7 +108,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Alerts:             alerts,
 	}
 	if sweeper != nil {
-		botOpts.Silencer, botOpts.Sweeper = sweepControl{sweeper}, sweepControl{sweeper}
+		botOpts.Silencer, botOpts.Sweeper = alerting.NewControl(sweeper), alerting.NewControl(sweeper)
 	}
 	bot, err := handlers.New(botOpts)
 	if err != nil {

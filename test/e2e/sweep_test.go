@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -229,7 +229,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 	sw, err := sweep.New(sweep.Options{
 		Client:         cluster,
 		Engine:         engine,
-		Notifier:       sweepNotifier{alerts},
+		Notifier:       alerting.NewNotifier(alerts),
 		RepeatInterval: sweep.DefaultRepeatInterval,
 		ResolveGrace:   alertGrace,
 		GroupWait:      -1, // the fake clock would hold a group wait forever
@@ -249,7 +249,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: cluster, Diagnoser: engine, Repairer: repairer, Resumer: repairer,
 		Logger: log, PingInterval: 5 * time.Second,
-		Alerts: alerts, Silencer: sweepControl{sw}, Sweeper: sweepControl{sw},
+		Alerts: alerts, Silencer: alerting.NewControl(sw), Sweeper: alerting.NewControl(sw),
 	})
 	if err != nil {
 		w.t.Fatal(err)
@@ -290,98 +290,6 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 	return &alertingBot{botProcess: p, sweeper: sw}
 }
 
-// sweepNotifier delivers the sweep's alerts through the Slack notifier. It
-// mirrors cmd/bot/alerting.go's adapter of the same name (package main,
-// so not importable): the field-by-field copy between the two packages'
-// alert types.
-type sweepNotifier struct{ n *handlers.AlertNotifier }
-
-var _ sweep.Notifier = sweepNotifier{}
-
-func (s sweepNotifier) Notify(ctx context.Context, a sweep.Alert) (sweep.MessageRef, error) {
-	ref, err := s.n.Notify(ctx, slackAlert(a))
-	return sweep.MessageRef(ref), err
-}
-
-func (s sweepNotifier) NotifyGroup(ctx context.Context, g sweep.Group) (sweep.MessageRef, error) {
-	ref, err := s.n.NotifyGroup(ctx, slackGroup(g))
-	return sweep.MessageRef(ref), err
-}
-
-func (s sweepNotifier) Resolve(ctx context.Context, ref sweep.MessageRef, a sweep.Alert) error {
-	return s.n.Resolve(ctx, handlers.MessageRef(ref), slackAlert(a))
-}
-
-func (s sweepNotifier) ResolveGroup(ctx context.Context, ref sweep.MessageRef, g sweep.Group) error {
-	return s.n.ResolveGroup(ctx, handlers.MessageRef(ref), slackGroup(g))
-}
-
-func (s sweepNotifier) Summary(ctx context.Context, sum sweep.Summary) error {
-	firing := make([]handlers.Alert, len(sum.Firing))
-	for i, a := range sum.Firing {
-		firing[i] = slackAlert(a)
-	}
-	return s.n.Summary(ctx, handlers.SweepSummary{At: sum.At, KafkaPods: sum.KafkaPods, Firing: firing, Silenced: sum.Silenced})
-}
-
-func slackAlert(a sweep.Alert) handlers.Alert {
-	return handlers.Alert{
-		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID, Cluster: a.Cluster,
-		Rule: a.Rule, Title: a.Title, Severity: a.Severity, Reason: string(a.Reason), Detail: a.Detail,
-		Findings: a.Findings, Snapshot: a.Snapshot, ReadError: a.ReadError, StartsAt: a.StartsAt,
-		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group,
-		Resolution: string(a.Resolution), ResolvedAt: a.ResolvedAt,
-	}
-}
-
-func slackGroup(g sweep.Group) handlers.AlertGroup {
-	alerts := make([]handlers.Alert, len(g.Alerts))
-	for i, a := range g.Alerts {
-		alerts[i] = slackAlert(a)
-	}
-	return handlers.AlertGroup{Key: g.Key, Namespace: g.Namespace, Cluster: g.Cluster, Alerts: alerts,
-		Ref: handlers.MessageRef(g.Ref), Firing: g.Firing}
-}
-
-// sweepControl lets Slack users silence alerts and sweep on demand; it
-// mirrors cmd/bot/alerting.go's adapter of the same name.
-type sweepControl struct{ s *sweep.Sweeper }
-
-var (
-	_ handlers.Silencer     = sweepControl{}
-	_ handlers.SweepTrigger = sweepControl{}
-)
-
-func (c sweepControl) Silence(ctx context.Context, key string, until time.Time, by string) (handlers.Silence, error) {
-	s, err := c.s.Silence(ctx, key, until, by)
-	if err != nil {
-		return handlers.Silence{}, err
-	}
-	return handlers.Silence{ID: s.ID, Key: s.Key, Until: s.Until, By: s.By, CreatedAt: s.CreatedAt}, nil
-}
-
-func (c sweepControl) Silences(ctx context.Context) ([]handlers.Silence, error) {
-	list, err := c.s.Silences(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]handlers.Silence, len(list))
-	for i, s := range list {
-		out[i] = handlers.Silence{ID: s.ID, Key: s.Key, Until: s.Until, By: s.By, CreatedAt: s.CreatedAt}
-	}
-	return out, nil
-}
-
-func (c sweepControl) SweepNow(ctx context.Context) error {
-	err := c.s.SweepNow(ctx)
-	if errors.Is(err, sweep.ErrNotLeader) {
-		return fmt.Errorf("%w: %w", handlers.ErrNotLeader, err)
-	}
-	return err
-}
-
-// alertState reads the sweep's state ConfigMap as the admin.
-// (nil while it does not exist).
 func (w *world) alertState(ctx context.Context) map[string]string {
 	cm, err := w.admin.CoreV1().ConfigMaps(testenv.BotNamespace).Get(ctx, "kafkabot-alert-state-"+w.ns, metav1.GetOptions{})
 	if err != nil {
