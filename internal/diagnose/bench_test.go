@@ -3,6 +3,10 @@ package diagnose
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -64,5 +68,42 @@ func TestBenchLogIsHealthyBeforeTheCrash(t *testing.T) {
 		if severityRank(f.Severity) >= severityRank(SeverityHigh) {
 			t.Errorf("noise raised %s: %q", f.Rule, f.Evidence)
 		}
+	}
+}
+
+// BenchmarkScanPathsOnRealLogs compares the line-by-line reference path
+// with the chunked path on 16 MiB of the testdata logs repeated: real
+// crash logs, where many more lines carry keywords than in broker noise.
+func BenchmarkScanPathsOnRealLogs(b *testing.B) {
+	var corpus []byte
+	for _, dir := range []string{"testdata/crashlogs", "testdata/benign"} {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			corpus = append(corpus, data...)
+		}
+	}
+	log := bytes.Repeat(corpus, 16<<20/len(corpus)+1)
+	e := Default()
+	for _, path := range []struct {
+		name string
+		run  func(sc *scan, r io.Reader) error
+	}{
+		{"lines", func(sc *scan, r io.Reader) error { return sc.runLines(r, readBufferBytes) }},
+		{"chunks", func(sc *scan, r io.Reader) error {
+			return sc.runChunks(r, readBufferBytes, chunkBufferBytes(readBufferBytes), runtime.GOMAXPROCS(0))
+		}},
+	} {
+		b.Run(path.name, func(b *testing.B) {
+			b.SetBytes(int64(len(log)))
+			for b.Loop() {
+				if err := path.run(newScan(e), bytes.NewReader(log)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,9 @@ type Engine struct {
 	rules    []*compiledRule
 	patterns []*compiledPattern
 	scanner  *literalScanner
+	// filter picks the lines the scanner needs to see; nil when every
+	// line needs it (patterns without a keyword).
+	filter *lineFilter
 	// byKeyword[k] lists the patterns that keyword k lets through.
 	byKeyword [][]int32
 	// always lists patterns without a usable keyword: they run on every line.
@@ -171,6 +175,9 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		}
 	}
 	e.scanner = newLiteralScanner(keywords)
+	if len(e.always) == 0 {
+		e.filter = newLineFilter(keywords)
+	}
 	return e, nil
 }
 
@@ -202,4 +209,13 @@ func (e *Engine) DiagnoseReader(r io.Reader, s Snapshot) ([]Finding, error) {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
 	return sc.findings(&s), nil
+}
+
+// run reads the whole log: in chunks when the engine has a line filter,
+// else line by line. Both paths reach the same state.
+func (sc *scan) run(r io.Reader) error {
+	if longLine := longLineBytes(r); sc.e.filter != nil && longLine <= maxLongLine {
+		return sc.runChunks(r, longLine, chunkBufferBytes(longLine), min(runtime.GOMAXPROCS(0), maxWorkers))
+	}
+	return sc.runLines(r, readBufferBytes)
 }

@@ -185,6 +185,19 @@ func (m *literalScanner) scan(state int32, line []byte, hit func(keyword int, en
 	return state
 }
 
+// advance feeds text to the automaton from state and returns the state
+// it ends in, reporting nothing.
+func (m *literalScanner) advance(state int32, text []byte) int32 {
+	trans, class, shift := m.trans, &m.class, m.shift
+	for _, c := range text {
+		state = trans[int(state)<<shift|int(class[c])]
+		if state < 0 {
+			state = ^state
+		}
+	}
+	return state
+}
+
 // validUTF8 returns s, with invalid UTF-8 replaced by U+FFFD so that JSON
 // and Slack show it instead of failing.
 func validUTF8(s string) string {

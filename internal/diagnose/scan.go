@@ -68,9 +68,15 @@ func newScan(e *Engine) *scan {
 	return sc
 }
 
-// run reads r to the end, one line at a time.
-func (sc *scan) run(r io.Reader) error {
-	br := bufio.NewReaderSize(r, readBufferBytes)
+// runLines reads r to the end, one line at a time, and feeds every line to
+// the automaton. It is the reference path: runChunks must reach exactly the
+// same state, and does unless the engine has patterns without a keyword
+// (then DiagnoseReader uses runLines, since every line is a candidate).
+//
+// readerSize is the line reader's buffer size (readBufferBytes; tests use
+// less, but more than MaxLineBytes).
+func (sc *scan) runLines(r io.Reader, readerSize int) error {
+	br := bufio.NewReaderSize(r, readerSize)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		line := chunk
@@ -102,6 +108,13 @@ func (sc *scan) line(raw []byte) {
 	if len(raw) > MaxLineBytes {
 		raw = raw[:MaxLineBytes]
 	}
+	sc.process(raw)
+}
+
+// process runs the candidate patterns of one line, already cut to what the
+// engine keeps of it (see keptLine). sc.lineNo, sc.prev and sc.ac must
+// describe the line before it.
+func (sc *scan) process(raw []byte) {
 	sc.lineNo++
 	sc.cands = sc.cands[:0]
 	sc.ac = sc.e.scanner.scan(sc.ac, raw, sc.queue)
