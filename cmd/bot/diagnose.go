@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
@@ -47,15 +46,7 @@ func runDiagnose(ctx context.Context, args []string, _ io.Reader, stdout, _ io.W
 	if err != nil {
 		return fmt.Errorf("%w: %v\n%s", errUsage, err, diagnoseUsage)
 	}
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	engine, err := loadEngine(cfg)
-	if err != nil {
-		return err
-	}
-	client, err := newKubeClient(cfg, "kafkabot-diagnose")
+	_, engine, client, err := clusterTools("kafkabot-diagnose")
 	if err != nil {
 		return err
 	}
@@ -78,25 +69,11 @@ func parseDiagnoseArgs(args []string) (diagnoseArgs, error) {
 	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
 	fs.StringVar(&a.output, "o", "text", "output format: text or json")
 	fs.StringVar(&a.output, "output", "text", "output format: text or json")
-	var positional []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return a, err
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		positional = append(positional, rest[0])
-		rest = rest[1:]
+	pod, err := parseOneArg(fs, args, "POD")
+	if err != nil {
+		return a, err
 	}
-	switch {
-	case len(positional) == 0:
-		return a, errors.New("missing POD")
-	case len(positional) > 1:
-		return a, fmt.Errorf("one POD expected, got %d: %s", len(positional), strings.Join(positional, " "))
-	}
-	a.pod = positional[0]
+	a.pod = pod
 	if a.output != "text" && a.output != "json" {
 		return a, fmt.Errorf("--output %q: want text or json", a.output)
 	}

@@ -89,24 +89,11 @@ func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
 	fs.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
 	fs.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
 
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return opts, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	file, err := parseOneArg(fs, args, "FILE (use - for standard input)")
+	if err != nil {
+		return opts, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	switch {
-	case len(positional) == 0:
-		return opts, fmt.Errorf("%w: missing FILE (use - for standard input)", errUsage)
-	case len(positional) > 1:
-		return opts, fmt.Errorf("%w: one FILE expected, got %q", errUsage, positional)
-	}
-	opts.file = positional[0]
+	opts.file = file
 	if opts.output != "text" && opts.output != "json" {
 		return opts, fmt.Errorf("%w: --output must be text or json, not %q", errUsage, opts.output)
 	}

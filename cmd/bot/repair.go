@@ -42,15 +42,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return fmt.Errorf("%w: %v\n%s", errUsage, err, repairUsage)
 	}
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	engine, err := loadEngine(cfg)
-	if err != nil {
-		return err
-	}
-	client, err := newKubeClient(cfg, "kafkabot-repair")
+	cfg, engine, client, err := clusterTools("kafkabot-repair")
 	if err != nil {
 		return err
 	}
@@ -106,35 +98,11 @@ func parseRepairArgs(args []string) (repairArgs, error) {
 	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
 	fs.BoolVar(&a.yes, "yes", false, "run without asking")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "stop before the first write and show what would run")
-	var positional []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return a, err
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		positional = append(positional, rest[0])
-		rest = rest[1:]
-		if len(rest) == 0 {
-			break
-		}
-		if err := fs.Parse(rest); err != nil {
-			return a, err
-		}
-		rest = fs.Args()
-		positional = append(positional, rest...)
-		break
+	pod, err := parseOneArg(fs, args, "POD")
+	if err != nil {
+		return a, err
 	}
-	switch len(positional) {
-	case 0:
-		return a, errors.New("missing POD")
-	case 1:
-		a.pod = positional[0]
-	default:
-		return a, fmt.Errorf("one POD expected, got %d: %s", len(positional), strings.Join(positional, " "))
-	}
+	a.pod = pod
 	return a, nil
 }
 
