@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
 // repairSteps are the steps a fresh repair of the seed broker in
@@ -37,7 +40,7 @@ func TestSeedIncidentRepairedEndToEnd(t *testing.T) {
 	old, vol := w.seedCluster()
 	before := readTree(t, vol)
 	debugPods := w.recordDebugPods()
-	w.startBot("kafkabot-0")
+	bot := w.startBot("kafkabot-0")
 
 	m := w.diagnose("diagnose broker-0")
 	text := blockTexts(t, m.Blocks)
@@ -102,6 +105,44 @@ func TestSeedIncidentRepairedEndToEnd(t *testing.T) {
 	checkBrokerReplaced(t, w, old)
 	checkOneDebugPod(t, w, debugPods)
 	checkEvents(t, w, old)
+	checkNoSecrets(t, w, debugPods, bot.logs.String())
+}
+
+// checkNoSecrets scans what the repair left in the cluster (Events, the
+// Lease, the debug pod as the apiserver admitted it) and the bot's log for
+// the Slack tokens and the approval secret.
+func checkNoSecrets(t *testing.T, w *world, debugPods *debugPodRecorder, botLog string) {
+	t.Helper()
+	events, err := w.admin.CoreV1().Events(w.ns).List(w.ctx(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := w.admin.CoordinationV1().Leases(w.ns).List(w.ctx(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) == 0 || len(leases.Items) == 0 {
+		t.Fatalf("nothing to scan: %d events, %d leases", len(events.Items), len(leases.Items))
+	}
+	outputs := map[string]any{"events": events, "leases": leases, "debug pods": debugPods.pods()}
+	for what, obj := range outputs {
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[what] = string(b)
+	}
+	outputs["bot log"] = botLog
+	for what, text := range outputs {
+		for name, secret := range map[string]string{
+			"the app token": slackemu.DefaultAppToken, "the bot token": slackemu.DefaultBotToken,
+			"the approval secret": string(approvalSecret),
+		} {
+			if strings.Contains(text.(string), secret) {
+				t.Errorf("%s contains %s", what, name)
+			}
+		}
+	}
 }
 
 // threadHas reports whether a reply contains all of parts.
