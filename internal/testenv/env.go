@@ -53,6 +53,12 @@ type Env struct {
 	applier *Applier
 	env     *envtest.Environment
 	reaper  *reaper
+
+	// namesMu guards names: how often each namespace name was asked for,
+	// so a test run again (go test -count=N) on the same API server gets a
+	// fresh namespace instead of colliding with its earlier run.
+	namesMu sync.Mutex
+	names   map[string]int
 }
 
 // shared is the package-wide control plane that Main owns.
@@ -192,9 +198,20 @@ func (e *Env) BotConfig() *rest.Config {
 const BotUserName = "system:serviceaccount:" + BotNamespace + ":" + BotServiceAccount
 
 // Namespace creates namespace name with labels (Pod Security labels, for
-// instance) and nothing else in it: the bot has no access there.
+// instance) and nothing else in it: the bot has no access there. When the
+// package's tests run again on the same API server (-count=N), the name
+// gets a suffix ("-2", "-3"...): use the name it returns.
 func (e *Env) Namespace(t testing.TB, name string, labels map[string]string) string {
 	t.Helper()
+	e.namesMu.Lock()
+	if e.names == nil {
+		e.names = map[string]int{}
+	}
+	e.names[name]++
+	if n := e.names[name]; n > 1 {
+		name = fmt.Sprintf("%s-%d", name, n)
+	}
+	e.namesMu.Unlock()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -215,7 +232,7 @@ func (e *Env) Namespace(t testing.TB, name string, labels map[string]string) str
 // namespace listed in KAFKA_NAMESPACES.
 func (e *Env) KafkaNamespace(t testing.TB, name string, labels map[string]string) string {
 	t.Helper()
-	e.Namespace(t, name, labels)
+	name = e.Namespace(t, name, labels)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := e.applier.Apply(ctx, e.Manifests.ForKafkaNamespace(name)...); err != nil {

@@ -216,7 +216,7 @@ func TestBotCanDoItsJob(t *testing.T) {
 		{"hold the leader-election lease in its own namespace", func() error {
 			leases := bot.CoordinationV1().Leases(testenv.BotNamespace)
 			l, err := leases.Create(ctx, &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-sweep-leader"},
+				ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-sweep-leader-" + kafka},
 				Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("bot-1")},
 			}, metav1.CreateOptions{})
 			if err != nil {
@@ -231,7 +231,7 @@ func TestBotCanDoItsJob(t *testing.T) {
 		}},
 		{"keep alert state in a ConfigMap in its own namespace", func() error {
 			cms := bot.CoreV1().ConfigMaps(testenv.BotNamespace)
-			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-alerts-test"}}, metav1.CreateOptions{})
+			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-alerts-" + kafka}}, metav1.CreateOptions{})
 			if err != nil {
 				return err
 			}
@@ -239,7 +239,7 @@ func TestBotCanDoItsJob(t *testing.T) {
 			if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 				return err
 			}
-			_, err = cms.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kafkabot-alerts-test"})
+			_, err = cms.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kafkabot-alerts-" + kafka})
 			return err
 		}},
 	}
