@@ -335,7 +335,7 @@ func describeRepair(s diagnose.Snapshot, f diagnose.Finding, name func(string) s
 	case diagnose.ActionMoveMetadataLog, diagnose.ActionMoveForeignDir, diagnose.ActionMoveCheckpointFile:
 		what = fmt.Sprintf("Move %s out of the log dir of %s", target, claim)
 	case diagnose.ActionMoveIndexFiles:
-		what = fmt.Sprintf("Move the index files of %s out of the log dir of %s", target, claim)
+		what = fmt.Sprintf("Move the index file %s out of the log dir of %s (Kafka rebuilds it)", target, claim)
 	default:
 		what = fmt.Sprintf("Run %s on %s in the log dir of %s", name(f.Remedy.Action), target, claim)
 	}
