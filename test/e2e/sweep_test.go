@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -11,15 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/alerting"
-	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
-	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
@@ -214,21 +207,11 @@ type alertingBot struct {
 // until the bot is connected to Slack and the sweep runs.
 func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *alertingBot {
 	w.t.Helper()
-	cs, err := kubernetes.NewForConfig(w.env.BotConfig())
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	cluster := kube.New(cs, kube.Options{Namespaces: []string{w.ns}})
-	engine := diagnose.Default()
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
-		Timeout: repairTimeout, Identity: identity, Logger: log,
-	})
+	p := w.newBotParts(identity)
 	alerts := handlers.NewAlertNotifier(alertChannel)
 	sw, err := sweep.New(sweep.Options{
-		Client:         cluster,
-		Engine:         engine,
+		Client:         p.cluster,
+		Engine:         p.engine,
 		Notifier:       alerting.NewNotifier(alerts),
 		RepeatInterval: sweep.DefaultRepeatInterval,
 		ResolveGrace:   alertGrace,
@@ -239,55 +222,14 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		LeaseName:      "kafkabot-leader-" + w.ns,
 		Identity:       identity,
 		Clock:          clk,
-		Logger:         log,
+		Logger:         p.log,
 	})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	bot, err := handlers.New(handlers.Options{
-		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
-		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Workers: 4, Cluster: cluster, Diagnoser: engine, Repairer: repairer, Resumer: repairer,
-		Logger: log, PingInterval: 5 * time.Second,
-		Alerts: alerts, Silencer: alerting.NewControl(sw), Sweeper: alerting.NewControl(sw),
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &botProcess{cancel: cancel, done: make(chan error, 1), logs: logs}
-	sweepDone := make(chan error, 1)
-	go func() {
-		botErr := bot.Run(ctx)
-		cancel() // the sweep stops with the bot, as in serve
-		if err := <-sweepDone; err != nil && botErr == nil {
-			botErr = err
-		}
-		p.done <- botErr
-	}()
-	go func() {
-		err := sw.Run(ctx)
-		if err != nil && ctx.Err() == nil {
-			cancel() // a sweep failing for good stops the bot, as in serve
-			sweepDone <- fmt.Errorf("health sweep: %w", err)
-			return
-		}
-		sweepDone <- nil
-	}()
-	w.t.Cleanup(func() {
-		p.stop(w.t)
-		if w.t.Failed() {
-			w.t.Logf("log of bot %s:\n%s", identity, logs.String())
-		}
-	})
-	deadline := time.Now().Add(waitLimit)
-	for !bot.Connected() {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("bot %s did not connect to the Slack emulator", identity)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return &alertingBot{botProcess: p, sweeper: sw}
+	opts := w.options(p)
+	opts.Alerts, opts.Silencer, opts.Sweeper = alerts, alerting.NewControl(sw), alerting.NewControl(sw)
+	return &alertingBot{botProcess: w.run(identity, p, opts, sw.Run), sweeper: sw}
 }
 
 func (w *world) alertState(ctx context.Context) map[string]string {

@@ -346,37 +346,87 @@ type botProcess struct {
 	once   sync.Once
 }
 
-// startBot starts a bot replica named identity (its repair Lease holder)
-// and waits until it is connected to Slack.
-func (w *world) startBot(identity string) *botProcess {
+// botParts are what a bot replica is built from, as cmd/bot/serve.go builds
+// it: the bot ServiceAccount's client (RBAC enforced), the engine, a repair
+// executor and a log the test prints when it fails.
+type botParts struct {
+	cluster  *kube.Client
+	engine   *diagnose.Engine
+	repairer *recovery.Repairer
+	log      *slog.Logger
+	logs     *syncBuffer
+}
+
+func (w *world) newBotParts(identity string) botParts {
 	w.t.Helper()
 	cs, err := kubernetes.NewForConfig(w.env.BotConfig())
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cluster := kube.New(cs, kube.Options{Namespaces: []string{w.ns}})
-	engine := diagnose.Default()
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
-		Timeout: repairTimeout, Identity: identity, Logger: log,
+	p := botParts{cluster: kube.New(cs, kube.Options{Namespaces: []string{w.ns}}), engine: diagnose.Default(), logs: &syncBuffer{}}
+	p.log = slog.New(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p.repairer = recovery.NewRepairer(p.cluster, p.engine, recovery.RepairOptions{
+		Timeout: repairTimeout, Identity: identity, Logger: p.log,
 	})
-	bot, err := handlers.New(handlers.Options{
+	return p
+}
+
+// options are the bot's handlers.Options for these parts.
+func (w *world) options(p botParts) handlers.Options {
+	return handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Workers: 4, Cluster: cluster, Diagnoser: engine, Repairer: repairer, Resumer: repairer,
-		Logger: log, PingInterval: 5 * time.Second,
-	})
+		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
+		Logger: p.log, PingInterval: 5 * time.Second,
+	}
+}
+
+// startBot starts a bot replica named identity (its repair Lease holder)
+// and waits until it is connected to Slack.
+func (w *world) startBot(identity string) *botProcess {
+	w.t.Helper()
+	p := w.newBotParts(identity)
+	return w.run(identity, p, w.options(p), nil)
+}
+
+// run starts the bot built from opts, with sidecar (the health sweep, or
+// nil) beside it as serve runs them: a sidecar failing for good stops the
+// bot, and the sidecar stops with the bot. It waits until the bot is
+// connected to Slack.
+func (w *world) run(identity string, p botParts, opts handlers.Options, sidecar func(context.Context) error) *botProcess {
+	w.t.Helper()
+	bot, err := handlers.New(opts)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &botProcess{cancel: cancel, done: make(chan error, 1), logs: logs}
-	go func() { p.done <- bot.Run(ctx) }()
+	proc := &botProcess{cancel: cancel, done: make(chan error, 1), logs: p.logs}
+	sidecarDone := make(chan error, 1)
+	go func() {
+		botErr := bot.Run(ctx)
+		cancel()
+		if err := <-sidecarDone; err != nil && botErr == nil {
+			botErr = err
+		}
+		proc.done <- botErr
+	}()
+	go func() {
+		if sidecar == nil {
+			sidecarDone <- nil
+			return
+		}
+		err := sidecar(ctx)
+		if err != nil && ctx.Err() == nil {
+			cancel()
+			sidecarDone <- fmt.Errorf("health sweep: %w", err)
+			return
+		}
+		sidecarDone <- nil
+	}()
 	w.t.Cleanup(func() {
-		p.stop(w.t)
+		proc.stop(w.t)
 		if w.t.Failed() {
-			w.t.Logf("log of bot %s:\n%s", identity, logs.String())
+			w.t.Logf("log of bot %s:\n%s", identity, p.logs.String())
 		}
 	})
 	deadline := time.Now().Add(waitLimit)
@@ -386,7 +436,7 @@ func (w *world) startBot(identity string) *botProcess {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return p
+	return proc
 }
 
 // stop stops the bot as SIGTERM does (its context ends) and waits for Run
