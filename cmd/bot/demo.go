@@ -18,12 +18,14 @@ import (
 const demoUsage = `usage: bot demo [--yes] [--rules FILE] [--shell auto|busybox|sh] [--metrics] [--verbose]
 
 Plays the whole story on an in-process cluster (client-go's fake clientset and
-a kubelet stand-in) and a Slack emulator, with the real bot in between: a
-crash-looping broker, /kafka diagnose broker-0, the approval, each repair
-step, the recovered broker. No cluster, no Slack, no network.`
+a kubelet stand-in) and a Slack emulator, with the real bot and its health
+sweep in between: a crash-looping broker, the sweep's alert in #kafka-alerts,
+/kafka diagnose broker-0, the approval, each repair step, the recovered
+broker, the alert resolved. No cluster, no Slack, no network.`
 
 // runDemo is `bot demo`. It exits non-zero when the story does not end
-// with the broker repaired, so a test or CI can trust it.
+// with the alert posted, the broker repaired and the alert resolved, so a
+// test or CI can trust it.
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

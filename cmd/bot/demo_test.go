@@ -13,9 +13,20 @@ import (
 	"go.uber.org/goleak"
 )
 
-// demoStory is the story's key lines: the diagnosis by rule, the approval,
-// the move of the metadata log out of the log dir, the broker Ready again.
+// demoStory is the story's key lines, in the order they must appear: the
+// health sweep's alert in #kafka-alerts (with Approve / Reject and
+// Silence), the diagnosis by rule, the approval, the move of the metadata
+// log out of the log dir, the broker Ready again, the alert resolved.
 var demoStory = []*regexp.Regexp{
+	regexp.MustCompile(`foobar-kafka-broker-0 +broker +0/1 +CrashLoopBackOff`),
+	regexp.MustCompile(`── 2\. The alert, in #kafka-alerts`),
+	regexp.MustCompile(`health sweep leads \(Lease kafka-bot/kafkabot-leader, held by kafkabot-demo\)`),
+	regexp.MustCompile(`│ 🔴 kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
+	regexp.MustCompile(`│ 🚨 Alert from the health sweep`),
+	regexp.MustCompile(`│ Noticed: CrashLoopBackOff`),
+	regexp.MustCompile(`│ \[ 🔕 Silence pod 1h \]  \[ 🔕 Silence pod 24h \]  \[ 🔕 Silence pod 7d \]`),
+	regexp.MustCompile(`│ \[ Approve repair \]  \[ Reject \]`),
+	regexp.MustCompile(`on record in ConfigMap kafka-bot/kafkabot-alert-state`),
 	regexp.MustCompile(`@alice \(on call\) types:  /kafka diagnose broker-0`),
 	regexp.MustCompile(`│ 🔴 kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
 	regexp.MustCompile(`rule metadata-log-offset-mismatch`),
@@ -28,8 +39,32 @@ var demoStory = []*regexp.Regexp{
 	regexp.MustCompile(`foobar-kafka-broker-0 +broker +1/1 +Running`),
 	regexp.MustCompile(`foobar-kafka-broker-0 is Ready: a new pod`),
 	regexp.MustCompile(`Lease kafkabot-repair-foobar-kafka-broker-0: state done, approved by U0BOB`),
-	regexp.MustCompile(`The broker is back\. That is the whole story\.`),
+	regexp.MustCompile(`── 7\. The alert resolves`),
+	regexp.MustCompile(`for ALERT_RESOLVE_GRACE \(5m0s\): a sweep now \(what /kafka sweep asks for\) leaves it open`),
+	regexp.MustCompile(`│ ✅ Resolved · kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
+	regexp.MustCompile(`│ ✅ Resolved: kafka/foobar-kafka-broker-0 is Ready again and stayed Ready for the grace period\.`),
+	regexp.MustCompile(`│ Fired from [0-9-]+ [0-9:]+ UTC to [0-9-]+ [0-9:]+ UTC \([0-9]+m0s\)\.`),
+	regexp.MustCompile(`🧵 ✅ kafka/foobar-kafka-broker-0 is Ready again and stayed Ready for the grace period\. Finding metadata-log-offset-mismatch fired since `),
+	regexp.MustCompile(`The broker is back and its alert is resolved\. That is the whole story\.`),
 }
+
+// missingInOrder returns the first of res that does not match out after
+// the previous one's match, or nil when all match in order.
+func missingInOrder(out string, res []*regexp.Regexp) *regexp.Regexp {
+	rest := out
+	for _, re := range res {
+		loc := re.FindStringIndex(rest)
+		if loc == nil {
+			return re
+		}
+		rest = rest[loc[1]:]
+	}
+	return nil
+}
+
+// demoOnce is a line the story must print exactly once: one alert, and
+// no second one about the same crash loop.
+var demoOnce = []string{"🚨 Alert from the health sweep", "stayed Ready for the grace period. Finding"}
 
 // TestDemoPlaysTheWholeStory runs `bot demo` as a newcomer would and
 // checks that it exits 0 having told the whole story, under busybox and
@@ -56,9 +91,15 @@ func TestDemoPlaysTheWholeStory(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("bot demo exited %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
 			}
-			for _, re := range append(demoStory, regexp.MustCompile(tt.wantShell)) {
-				if !re.MatchString(out) {
-					t.Errorf("the story lacks %q\nstdout:\n%s", re, out)
+			if re := missingInOrder(out, demoStory); re != nil {
+				t.Errorf("the story lacks %q (in order)\nstdout:\n%s", re, out)
+			}
+			if re := regexp.MustCompile(tt.wantShell); !re.MatchString(out) {
+				t.Errorf("the story lacks %q\nstdout:\n%s", re, out)
+			}
+			for _, line := range demoOnce {
+				if n := strings.Count(out, line); n != 1 {
+					t.Errorf("the story prints %q %d times, want once", line, n)
 				}
 			}
 			if tt.stdin != "" && !strings.Contains(out, "Press Enter to click [ Approve repair ] as @bob") {
@@ -69,7 +110,8 @@ func TestDemoPlaysTheWholeStory(t *testing.T) {
 }
 
 // TestDemoMetricsExcerpt: --metrics ends with the bot's series after the
-// story, including the diagnosis by rule and the repair by outcome.
+// story, including the diagnosis by rule, the repair by outcome and the
+// alert fired and resolved.
 func TestDemoMetricsExcerpt(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"demo", "--yes", "--metrics", "--verbose"}, strings.NewReader(""), &stdout, &stderr)
@@ -84,6 +126,8 @@ func TestDemoMetricsExcerpt(t *testing.T) {
 		`kafkabot_commands_total{outcome="accepted",subcommand="diagnose"}`,
 		`kafkabot_diagnoses_total{rule="metadata-log-offset-mismatch"}`,
 		`kafkabot_repairs_total{outcome="repaired"}`,
+		`kafkabot_alerts_total{state="fired"}`,
+		`kafkabot_alerts_total{state="resolved"}`,
 		`kafkabot_ack_latency_seconds_count`,
 		`kafkabot_socket_mode_connected 1`,
 	} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -67,6 +68,32 @@ func parseBlocks(raw json.RawMessage) ([]kitBlock, error) {
 		return nil, fmt.Errorf("reading the message's blocks: %w", err)
 	}
 	return blocks, nil
+}
+
+// selectBlocks returns the blocks of raw whose block_id is one of ids, in
+// their order, as a Block Kit JSON array.
+func selectBlocks(raw json.RawMessage, ids ...string) (json.RawMessage, error) {
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("reading the message's blocks: %w", err)
+	}
+	kept := []json.RawMessage{}
+	for _, b := range blocks {
+		var id struct {
+			BlockID string `json:"block_id"`
+		}
+		if err := json.Unmarshal(b, &id); err != nil {
+			return nil, fmt.Errorf("reading the message's blocks: %w", err)
+		}
+		if slices.Contains(ids, id.BlockID) {
+			kept = append(kept, b)
+		}
+	}
+	out, err := json.Marshal(kept)
+	if err != nil {
+		return nil, fmt.Errorf("selecting blocks: %w", err)
+	}
+	return out, nil
 }
 
 // Button is an interactive button of a message.

@@ -9,9 +9,13 @@
 // emulator (internal/slackemu). The bot in between is built by the same
 // constructors `bot serve` calls: kube.New, recovery.NewRepairer,
 // handlers.New, connected over a real WebSocket with slack-go's Socket
-// Mode client.
+// Mode client; and, as with ALERT_CHANNEL set, the health sweep
+// (sweep.New with handlers.NewAlertNotifier, alerting.NewNotifier and
+// alerting.NewControl), leading on a Lease in the fake cluster. The sweep
+// runs on a fake clock, which the story steps over the resolve grace.
 //
-// Run plays the story and checks its end against the cluster itself
-// (broker recreated and Ready, metadata log in the backup at the volume
-// root, repair Lease done), so a story that only looks right fails.
+// Run plays the story and checks it against the cluster and Slack
+// themselves (the alert posted and on record, broker recreated and Ready,
+// metadata log in the backup at the volume root, repair Lease done, the
+// alert resolved), so a story that only looks right fails.
 package demo

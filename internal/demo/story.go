@@ -69,6 +69,12 @@ type Options struct {
 
 // Result is what the story produced, for tests and the screenshot tool.
 type Result struct {
+	// Alert is the health sweep's alert as first posted, with its buttons.
+	Alert slackemu.Message
+	// ResolvedAlert is the same message once the sweep resolved it.
+	ResolvedAlert slackemu.Message
+	// AlertThread holds the replies in the alert's thread.
+	AlertThread []slackemu.Message
 	// Diagnosis is the bot's message as first posted, with its buttons.
 	Diagnosis slackemu.Message
 	// Final is the same message once the repair finished.
@@ -85,13 +91,15 @@ type Result struct {
 // repaired: the demo's exit status must say so.
 var ErrStoryFailed = errors.New("the demo story failed")
 
-// Run plays the whole story: the crash-looping broker, `/kafka diagnose
-// broker-0` typed in Slack, the bot's diagnosis, the approval, each repair
-// step in the thread, the volume before and after, the recovered broker.
+// Run plays the whole story: the crash-looping broker, the health sweep's
+// alert in #kafka-alerts, `/kafka diagnose broker-0` typed in Slack, the
+// bot's diagnosis, the approval, each repair step in the thread, the
+// volume before and after, the recovered broker, the alert resolved.
 // Everything runs in process: client-go's fake clientset driven by
 // kubesim, the Slack emulator, and the real bot (handlers, kube, diagnose,
-// recovery) connected to the emulator over a real WebSocket. It returns an
-// error wrapping ErrStoryFailed when the broker was not repaired.
+// recovery, the sweep) connected to the emulator over a real WebSocket. It
+// returns an error wrapping ErrStoryFailed when the alert was not posted,
+// the broker was not repaired or the alert was not resolved.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
@@ -143,12 +151,20 @@ type story struct {
 	botStop  context.CancelFunc
 	botDone  chan error
 	brokerID string // UID of the crash-looping pod
+	scenes   int    // scenes printed so far
+
+	alerts *alertWiring
+	// sweepDone yields once the sweep stopped: an error, or
+	// errSweepStopped; nil once read.
+	sweepDone chan error
 }
 
 func (s *story) printf(format string, args ...any) { fmt.Fprintf(s.out, format, args...) }
 
-func (s *story) scene(n int, title string) {
-	line := fmt.Sprintf("── %d. %s ", n, title)
+// scene starts the next scene of the story.
+func (s *story) scene(title string) {
+	s.scenes++
+	line := fmt.Sprintf("── %d. %s ", s.scenes, title)
 	s.printf("\n%s%s\n\n", line, strings.Repeat("─", max(0, 78-displayWidth(line))))
 }
 
@@ -187,29 +203,51 @@ func (s *story) setUp(ctx context.Context) error {
 	if s.emu, err = slackemu.New(slackemu.Options{}); err != nil {
 		return err
 	}
+	s.emu.SetChannelName(AlertChannel, AlertChannelName)
+	if s.alerts, err = newAlertWiring(kc, s.opts.Engine, s.log); err != nil {
+		return err
+	}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	s.bot, err = handlers.New(handlers.Options{
+	s.bot, err = handlers.New(s.alerts.botOptions(handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
-	})
+	}))
 	if err != nil {
 		return err
 	}
 	botCtx, botStop := context.WithCancel(context.WithoutCancel(ctx))
 	s.botStop, s.botDone = botStop, make(chan error, 1)
 	go func() { s.botDone <- s.bot.Run(botCtx) }()
-	return s.eventually(ctx, "the bot to connect to the Slack emulator", s.bot.Connected)
+	if err := s.eventually(ctx, "the bot to connect to the Slack emulator", s.bot.Connected); err != nil {
+		return err
+	}
+	// The sweep starts once the bot is connected, so that its first
+	// evaluation (the alert) is posted by a running bot.
+	s.sweepDone = make(chan error, 1)
+	go func() {
+		err := s.alerts.sweeper.Run(botCtx)
+		if err == nil {
+			err = errSweepStopped
+		}
+		s.sweepDone <- err
+	}()
+	return nil
 }
 
 // stop shuts everything down in order: the bot (it waits for its
-// repairs), the emulator, the kubelet, then the files.
+// repairs) and the sweep, the emulator, the kubelet, then the files.
 func (s *story) stop() {
 	if s.botStop != nil {
 		s.botStop()
 		if err := <-s.botDone; err != nil {
 			s.log.Error("the bot stopped with an error", "error", err)
+		}
+	}
+	if s.sweepDone != nil {
+		if err := <-s.sweepDone; !errors.Is(err, errSweepStopped) {
+			s.log.Error("the health sweep stopped with an error", "error", err)
 		}
 	}
 	if s.emu != nil {
@@ -243,6 +281,10 @@ func (s *story) play(ctx context.Context) error {
 	if err := s.showIncident(ctx); err != nil {
 		return err
 	}
+	alert, err := s.showAlert(ctx)
+	if err != nil {
+		return err
+	}
 	diag, err := s.askForDiagnosis(ctx)
 	if err != nil {
 		return err
@@ -253,12 +295,19 @@ func (s *story) play(ctx context.Context) error {
 	if err := s.followThread(ctx, diag); err != nil {
 		return err
 	}
-	return s.showAfter(ctx)
+	if err := s.showAfter(ctx); err != nil {
+		return err
+	}
+	if err := s.showResolution(ctx, alert); err != nil {
+		return err
+	}
+	s.printf("\nThe broker is back and its alert is resolved. That is the whole story.\n")
+	return nil
 }
 
 // showIncident prints the cluster, the crash log and the volume.
 func (s *story) showIncident(ctx context.Context) error {
-	s.scene(1, "The incident")
+	s.scene("The incident")
 	pod, err := s.cluster.Clientset.CoreV1().Pods(Namespace).Get(ctx, BrokerPod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", BrokerPod, err)
@@ -325,8 +374,10 @@ func importantLines(log string, n int) []string {
 
 // askForDiagnosis types the command and waits for the bot's message.
 func (s *story) askForDiagnosis(ctx context.Context) (slackemu.Message, error) {
-	s.scene(2, "In Slack, #"+ChannelName)
+	s.scene("In Slack, #" + ChannelName)
 	s.emu.SetChannelName(Channel, ChannelName)
+	s.printf("The alert's own Approve button would start the same repair. @%s, on call, asks for a\n", users.name(Requester))
+	s.printf("fresh diagnosis where the team works (any channel the bot is in):\n\n")
 	s.printf("@%s (on call) types:  /kafka diagnose broker-0\n\n", users.name(Requester))
 	id, err := s.emu.SendSlashCommand(ctx, slackemu.SlashCommand{
 		ChannelID: Channel, ChannelName: ChannelName, UserID: Requester, UserName: users.name(Requester),
@@ -383,7 +434,7 @@ func (s *story) printMessage(m slackemu.Message) error {
 
 // approve waits for Enter (or --yes) and clicks Approve as the approver.
 func (s *story) approve(ctx context.Context, diag slackemu.Message) error {
-	s.scene(3, "The approval")
+	s.scene("The approval")
 	buttons, err := Buttons(diag.Blocks)
 	if err != nil {
 		return err
@@ -453,7 +504,7 @@ var finishedRe = regexp.MustCompile(`^\S+ \*Repair [^*]+\.\*`)
 // followThread prints each reply in the diagnosis' thread as it arrives,
 // until the bot posts the repair's outcome.
 func (s *story) followThread(ctx context.Context, diag slackemu.Message) error {
-	s.scene(4, "The repair, as the thread shows it")
+	s.scene("The repair, as the thread shows it")
 	s.printf("(Paths are shown as the debug pod sees its mount; kubesim runs it on this machine.)\n\n")
 	printed, refusals := 0, len(s.emu.Ephemerals(Channel, Approver))
 	var finish string
@@ -504,7 +555,7 @@ func (s *story) followThread(ctx context.Context, diag slackemu.Message) error {
 // the bot's records, and checks each against the cluster: a story that
 // only looks right is not enough.
 func (s *story) showAfter(ctx context.Context) error {
-	s.scene(5, "After")
+	s.scene("After")
 	s.printf("The diagnosis message now ends with:\n\n")
 	blocks, err := parseBlocks(s.res.Final.Blocks)
 	if err != nil {
@@ -582,7 +633,6 @@ func (s *story) showAfter(ctx context.Context) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrStoryFailed, strings.Join(problems, "; "))
 	}
-	s.printf("\nThe broker is back. That is the whole story.\n")
 	return nil
 }
 
