@@ -63,13 +63,6 @@ func (m *parentMessage) snapshot() ([]slack.Block, int) {
 	return slices.Clone(m.blocks), m.version
 }
 
-// latest reports whether version is still the newest.
-func (m *parentMessage) latest(version int) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return version == m.version
-}
-
 // hasButtons reports whether the message still offers a decision.
 func hasButtons(blocks []slack.Block) bool {
 	for _, b := range blocks {

@@ -41,12 +41,12 @@ func TestKubeletOnFakeClientset(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("kafka").Create(ctx, broker, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := waitPod(t, cs, "broker-0", func(p *corev1.Pod) bool { return p.Spec.NodeName == "demo-node" })
+	waitPod(t, cs, "broker-0", func(p *corev1.Pod) bool { return p.Spec.NodeName == "demo-node" })
 
 	if err := k.CrashLoop(ctx, "kafka", "broker-0", "fatal\n"); err != nil {
 		t.Fatal(err)
 	}
-	p = waitPod(t, cs, "broker-0", func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 1 })
+	p := waitPod(t, cs, "broker-0", func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 1 })
 	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "CrashLoopBackOff" {
 		t.Errorf("state = %+v, want CrashLoopBackOff", p.Status.ContainerStatuses[0].State)
 	}
@@ -87,7 +87,7 @@ func TestKubeletOnFakeClientset(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("kafka").Create(ctx, debug, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p = waitPod(t, cs, "debug", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	waitPod(t, cs, "debug", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
 	if out, _ := k.Logs().Get("kafka", "debug", "repair", false); strings.TrimSpace(out) != "data" {
 		t.Errorf("debug pod output = %q, want the claim's listing", out)
 	}

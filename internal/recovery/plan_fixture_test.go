@@ -427,11 +427,7 @@ func (h *harness) writes() []string {
 		case "create", "update", "patch", "delete":
 			name := ""
 			switch a := a.(type) {
-			case k8stesting.CreateAction:
-				if m, err := metaName(a.GetObject()); err == nil {
-					name = m
-				}
-			case k8stesting.UpdateAction:
+			case k8stesting.CreateAction: // also matches updates (same methods)
 				if m, err := metaName(a.GetObject()); err == nil {
 					name = m
 				}

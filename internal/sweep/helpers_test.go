@@ -45,12 +45,14 @@ func enforceResourceVersions(cs *fake.Clientset) {
 	var rv atomic.Int64
 	rv.Store(1000)
 	cs.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// Switch on the verb: an UpdateAction also satisfies CreateAction's
+		// interface, so a type switch would never reach the update case.
 		var obj runtime.Object
-		switch a := a.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
-			obj = a.GetObject()
+		switch a.GetVerb() {
+		case "create":
+			obj = a.(k8stesting.CreateAction).GetObject()
+		case "update":
+			obj = a.(k8stesting.UpdateAction).GetObject()
 			m, err := meta.Accessor(obj)
 			if err != nil {
 				return false, nil, nil

@@ -228,21 +228,3 @@ func (st *state) sortedSilences() []Silence {
 	})
 	return out
 }
-
-// clone returns a deep copy (records are copied, not shared).
-func (st *state) clone() *state {
-	out := newState()
-	for k, r := range st.Alerts {
-		c := *r
-		out.Alerts[k] = &c
-	}
-	for k, g := range st.Groups {
-		c := *g
-		out.Groups[k] = &c
-	}
-	for k, s := range st.Silences {
-		c := *s
-		out.Silences[k] = &c
-	}
-	return out
-}
