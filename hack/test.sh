@@ -7,8 +7,8 @@
 #    the repair script in the kubelet stand-in);
 # 2. builds kube-apiserver and etcd from hack/tools' pins, or reuses the
 #    cached build (about 6 minutes the first time on 2 cores, instant after);
-# 3. runs go vet and go test over the whole module, real-apiserver tests
-#    included (they fail, never skip, when CI=true).
+# 3. runs go vet, staticcheck and go test over the whole module,
+#    real-apiserver tests included (they fail, never skip, when CI=true).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +34,12 @@ log "control plane ready in $((SECONDS - start))s: ${KUBEBUILDER_ASSETS}"
 start=${SECONDS}
 go vet ./...
 log "go vet passed in $((SECONDS - start))s"
+
+# staticcheck, pinned, from the Go module proxy: unused code, unreachable
+# cases, deprecated APIs and the like fail the build.
+start=${SECONDS}
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+log "staticcheck passed in $((SECONDS - start))s"
 
 start=${SECONDS}
 go test -timeout 20m "$@" ./...

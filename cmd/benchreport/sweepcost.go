@@ -228,7 +228,7 @@ func bulkPod(i int) *corev1.Pod {
 			},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
 				Subresource: "status", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{` + strings.Repeat(`"f:z":{},`, 40) + `"f:w":{}}}`)}}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:status":{` + strings.Repeat(`"f:z":{},`, 40) + `"f:w":{}}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			NodeName: fmt.Sprintf("node-%d", i%40),

@@ -103,8 +103,7 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 // startBotOn is startBot against a given emulator.
 func startBotOn(t *testing.T, emu *slackemu.Server, mutate func(*Options)) *harness {
 	t.Helper()
-	var h *harness
-	h = startBot(t, func(o *Options) {
+	h := startBot(t, func(o *Options) {
 		o.APIURL = emu.APIURL()
 		mutate(o)
 	})

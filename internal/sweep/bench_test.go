@@ -65,9 +65,9 @@ func benchPod(ns, name string, labels map[string]string) *corev1.Pod {
 			},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{` + strings.Repeat(`"f:x":{},`, 100) + `"f:y":{}}}}`)}},
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{` + strings.Repeat(`"f:x":{},`, 100) + `"f:y":{}}}}`)},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{` + strings.Repeat(`"f:z":{},`, 100) + `"f:w":{}}}`)}},
+					FieldsV1: metav1.NewFieldsV1(`{"f:status":{` + strings.Repeat(`"f:z":{},`, 100) + `"f:w":{}}}`)},
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "owner"}},
 		},

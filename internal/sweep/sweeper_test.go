@@ -333,8 +333,7 @@ func TestTwoReplicasOneAlert(t *testing.T) {
 func TestStormGivesOneGroupedAlert(t *testing.T) {
 	const brokers = 10
 	t.Run("first sweep", func(t *testing.T) {
-		var e *env
-		e = newEnv(t)
+		e := newEnv(t)
 		for i := range brokers {
 			e.create(crashLooping(brokerPod(fmt.Sprintf("kafka-broker-%d", i)), 3, t0))
 		}

@@ -98,11 +98,7 @@ func TestSweepAlertThroughSlackEndToEnd(t *testing.T) {
 	// The approver approves the alert: the repair runs in its thread.
 	w.click(alert, actionApprove, approver)
 	th := w.waitRepairEnd(alert)
-	var wants []string
-	wants = append(wants, "approved. Starting")
-	for _, s := range repairSteps(w.ns) {
-		wants = append(wants, s)
-	}
+	wants := append([]string{"approved. Starting"}, repairSteps(w.ns)...)
 	wants = append(wants, "Repair succeeded: the broker is back")
 	if missing := containsInOrder(th, wants...); missing != "" {
 		t.Fatalf("the alert's thread lacks %q (in order); it reads:\n%s", missing, strings.Join(th, "\n---\n"))
