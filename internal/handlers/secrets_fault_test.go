@@ -35,8 +35,8 @@ func (r leakyRepairer) Repair(ctx context.Context, _ recovery.Request, rep recov
 func TestFaultSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	const (
-		appToken = "xapp-1-A0SECRET-4242424242-appleveltokenvaluedonotleak"
-		botToken = "xoxb-4242424242-4242424242-bottokenvaluedonotleak"
+		appToken = "xapp-1-FAKE-42-appleveltokenvaluedonotleak"
+		botToken = "xoxb-fake-4242-bottokenvaluedonotleak"
 	)
 	secret := []byte("approval-secret-value-do-not-leak-0123456789")
 	emu, err := slackemu.New(slackemu.Options{AppToken: appToken, BotToken: botToken})

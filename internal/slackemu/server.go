@@ -13,7 +13,7 @@ import (
 // Defaults used when the matching Options field is empty.
 const (
 	DefaultAppToken     = "xapp-1-A0EMU0001-emulator"
-	DefaultBotToken     = "xoxb-emulator"
+	DefaultBotToken     = "xoxb-emu-placeholder"
 	DefaultTeamID       = "T0EMU0001"
 	DefaultAppID        = "A0EMU0001"
 	DefaultBotUserID    = "U0EMUBOT1"
