@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,35 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
 const serveSecret = "serve-test-approval-secret-0123456789abcdef"
-
-// lockedBuffer collects the logger's output from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // serveEnv points `bot serve` at the emulator and at a kubeconfig whose
 // server is never contacted (no command is sent in these tests).
@@ -103,7 +84,7 @@ func TestServeProbesFollowTheSlackConnection(t *testing.T) {
 	}
 	defer emu.Close()
 	base := serveEnv(t, emu, slackemu.DefaultAppToken)
-	var stderr lockedBuffer
+	var stderr logging.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, nil, nil, io.Discard, &stderr) }()
@@ -148,7 +129,7 @@ func TestServeExitsWhenSlackRefusesTheToken(t *testing.T) {
 	}
 	defer emu.Close()
 	serveEnv(t, emu, "xapp-1-A0EMU0001-revoked")
-	var stderr lockedBuffer
+	var stderr logging.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err = runServe(ctx, nil, nil, io.Discard, &stderr)

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
@@ -39,7 +40,7 @@ type harness struct {
 	cluster  *fakeCluster
 	repairer *fakeRepairer
 	clock    *fakeClock
-	logs     *syncBuffer
+	logs     *logging.Buffer
 }
 
 func startBot(t testing.TB, mutate func(*Options)) *harness {
@@ -49,7 +50,7 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, emu: emu, cluster: newFakeCluster(t), repairer: &fakeRepairer{},
-		clock: &fakeClock{now: time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)}, logs: &syncBuffer{}}
+		clock: &fakeClock{now: time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)}, logs: &logging.Buffer{}}
 	opts := Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: testSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},

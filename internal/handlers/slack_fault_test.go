@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
@@ -314,7 +315,7 @@ func TestFaultInvalidTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer emu.Close()
-			logs := &syncBuffer{}
+			logs := &logging.Buffer{}
 			bot, err := New(Options{AppToken: tc.appToken, BotToken: tc.botToken, APIURL: emu.APIURL(),
 				ApprovalSecret: testSecret, Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{},
 				Logger: newJSONLogger(logs)})

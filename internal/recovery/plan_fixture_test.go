@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 // The fixture is the seed incident: a Bitnami KRaft cluster "foobar" in
@@ -222,7 +222,7 @@ type harness struct {
 	clock  *testclock.FakeClock
 	logs   *fakeLogs
 	r      *Repairer
-	audit  *syncBuffer
+	audit  *logging.Buffer
 	plan   kubeletPlan
 	mu     sync.Mutex
 	debugs int
@@ -250,7 +250,7 @@ func newHarness(t testing.TB, c *cluster, plan kubeletPlan) *harness {
 		cs:    fake.NewClientset(objs...),
 		clock: testclock.NewFakeClock(testStart),
 		logs:  &fakeLogs{byPod: map[string]string{}},
-		audit: &syncBuffer{},
+		audit: &logging.Buffer{},
 		plan:  plan,
 	}
 	for pod, log := range c.logs {
@@ -399,24 +399,6 @@ func (r *recorder) startedCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.progress)
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // writes returns the cluster's write actions (verb resource/name), in order.

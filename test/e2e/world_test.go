@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
@@ -342,7 +342,7 @@ func (r *debugPodRecorder) pods() []*corev1.Pod {
 type botProcess struct {
 	cancel context.CancelFunc
 	done   chan error
-	logs   *syncBuffer
+	logs   *logging.Buffer
 	once   sync.Once
 }
 
@@ -354,7 +354,7 @@ type botParts struct {
 	engine   *diagnose.Engine
 	repairer *recovery.Repairer
 	log      *slog.Logger
-	logs     *syncBuffer
+	logs     *logging.Buffer
 }
 
 func (w *world) newBotParts(identity string) botParts {
@@ -363,7 +363,7 @@ func (w *world) newBotParts(identity string) botParts {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	p := botParts{cluster: kube.New(cs, kube.Options{Namespaces: []string{w.ns}}), engine: diagnose.Default(), logs: &syncBuffer{}}
+	p := botParts{cluster: kube.New(cs, kube.Options{Namespaces: []string{w.ns}}), engine: diagnose.Default(), logs: &logging.Buffer{}}
 	p.log = slog.New(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p.repairer = recovery.NewRepairer(p.cluster, p.engine, recovery.RepairOptions{
 		Timeout: repairTimeout, Identity: identity, Logger: p.log,
@@ -453,24 +453,6 @@ func (p *botProcess) stop(t *testing.T) {
 			t.Errorf("the bot did not stop within %s", waitLimit)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // ---- Slack --------------------------------------------------------------------

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
@@ -78,24 +79,6 @@ func (r *recordingNotifier) of(kind string) []sweepCall {
 	return out
 }
 
-// lockedLog collects the sweep's log lines for a failing test.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestSweepAlertsOnceAndResolvesOnTheRealAPIServer runs the health sweep
 // as the bot's ServiceAccount, with deploy/'s RBAC, against a broker that
 // the stand-in kubelet makes crash-loop and then recover: the pod watch,
@@ -155,7 +138,7 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 	const grace = 5 * time.Minute
 	clk := clocktesting.NewFakeClock(time.Now())
 	notes := &recordingNotifier{}
-	logs := &lockedLog{}
+	logs := &logging.Buffer{}
 	s, err := sweep.New(sweep.Options{
 		Client:         kube.New(botCS, kube.Options{Namespaces: []string{ns}}),
 		Notifier:       notes,
