@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
@@ -34,7 +35,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // in waves of `workers` at once (the bot's worker pool), while every
 // Kubernetes request of the diagnosis sleeps apiDelay.
 func runAck(n, workers int) (section, error) {
-	world := benchutil.NewWorld(staticCluster(time.Now())...)
+	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Delay: apiDelay, Logs: benchutil.TextLogs(seedLog)})
 	cluster := kube.New(view, kube.Options{Namespaces: []string{kafkaNS}})
 	sb, err := startSlackBot(cluster, func(o *handlers.Options) { o.Workers = workers })

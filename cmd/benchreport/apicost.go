@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -86,7 +87,7 @@ func breakdown(m map[string]int) string {
 // diagnosisCost runs one diagnosis of the seed broker and returns what
 // the bot's clientset served for it.
 func diagnosisCost(v costVariant) (benchutil.Stats, error) {
-	world := benchutil.NewWorld(staticCluster(time.Now())...)
+	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Logs: benchutil.TextLogs(seedLog)})
 	cluster := kube.New(view, kube.Options{Namespaces: []string{kafkaNS}, Selector: v.selector})
 	if v.command == "" {
@@ -123,7 +124,7 @@ type bigLog struct {
 
 func bigLogRead(size int64, honourLimits bool) (bigLog, error) {
 	log := benchutil.GeneratedLogOfSize(size, seedLog)
-	world := benchutil.NewWorld(staticCluster(time.Now())...)
+	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Logs: log.Server(honourLimits)})
 	cluster := kube.New(view, kube.Options{Namespaces: []string{kafkaNS}})
 	start := time.Now()

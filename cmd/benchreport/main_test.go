@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -83,7 +84,7 @@ func TestQuickReport(t *testing.T) {
 // not one goroutine is left behind.
 func TestNoGoroutineLeakAfterDiagnoses(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	world := benchutil.NewWorld(staticCluster(time.Now())...)
+	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Logs: benchutil.TextLogs(seedLog)})
 	sb, err := startSlackBot(kube.New(view, kube.Options{Namespaces: []string{kafkaNS}}), nil)
 	if err != nil {

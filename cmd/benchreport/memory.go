@@ -18,6 +18,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
@@ -50,7 +51,7 @@ func isChild() bool { return os.Getenv(childEnv) == "bot" }
 // on a fake cluster holding the seed incident, and answers "stats" lines
 // on stdin with a memStats JSON line on stdout until stdin closes.
 func runChild() error {
-	world := benchutil.NewWorld(staticCluster(time.Now())...)
+	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Logs: benchutil.TextLogs(seedLog)})
 	cluster := kube.New(view, kube.Options{Namespaces: []string{kafkaNS}})
 	bot, err := handlers.New(handlers.Options{

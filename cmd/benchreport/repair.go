@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
@@ -33,7 +34,7 @@ func runRepair() (section, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	world := benchutil.NewWorld()
+	world := fakeapi.New()
 	kubelet, err := kubesim.New(world, kubesim.Options{NodeName: nodeName, Namespaces: []string{kafkaNS}, WorkDir: dir, Logf: debugf})
 	if err != nil {
 		return section{}, err

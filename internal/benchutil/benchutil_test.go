@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +70,7 @@ func head(s string) string { return s[:min(len(s), 40)] }
 
 func TestViewCountsDelaysAndServesLogs(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"}}
-	world := NewWorld(pod)
+	world := fakeapi.New(pod)
 	logs := func(_, _ string, o *corev1.PodLogOptions) (io.ReadCloser, error) {
 		if o.Previous {
 			return nil, ErrNoLog
@@ -111,8 +112,9 @@ func TestViewCountsDelaysAndServesLogs(t *testing.T) {
 	}
 }
 
-func TestCreatedObjectsGetServerDefaults(t *testing.T) {
-	world := NewWorld()
+// A View serves creates as the API server does (fakeapi.Reaction).
+func TestViewCreatesGetServerDefaults(t *testing.T) {
+	world := fakeapi.New()
 	v := NewView(world.Tracker(), ViewOptions{})
 	created, err := v.CoreV1().Pods("ns").Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.CreateOptions{})
 	if err != nil {

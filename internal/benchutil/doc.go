@@ -2,9 +2,9 @@
 // needs around client-go's fake clientset to measure the bot the way a
 // cluster would feel it:
 //
-//   - NewWorld: a fake clientset that assigns UIDs on create, as an API
-//     server does (the fake alone leaves them empty);
-//   - View: the bot's own clientset over the world's objects, with its own
+//   - View: the bot's own clientset over a world's objects (a world is an
+//     internal/fakeapi clientset, which behaves like an API server on
+//     creates and updates), with its own
 //     request log (so the kubelet stand-in's requests are not counted),
 //     bytes metered, an optional delay before every request of the pods,
 //     events and claims APIs (slept outside the fake's global lock, so

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,8 +57,7 @@ type View struct {
 // world's Tracker(), or a tracker filled directly for big clusters).
 func NewView(tracker k8stesting.ObjectTracker, opts ViewOptions) *View {
 	v := &View{Clientset: &fake.Clientset{}, opts: opts}
-	objects := k8stesting.ObjectReaction(tracker)
-	v.AddReactor("create", "*", serverDefaults)
+	objects := fakeapi.Reaction(tracker)
 	v.AddReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "log" {
 			return true, &runtime.Unknown{}, nil // the stream itself is served by GetLogs below

@@ -7,10 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The story's alert: posted by the sweep with Approve, Reject and Silence
@@ -58,52 +54,6 @@ func TestRunAlertsAndResolves(t *testing.T) {
 	}
 	if lines != 1 {
 		t.Errorf("the alert's thread has %d resolution lines, want 1: %+v", lines, res.AlertThread)
-	}
-}
-
-// Updates behave as on an API server: each write gets a new
-// resourceVersion, and a write based on a stale one is refused.
-func TestUpdatesUseResourceVersions(t *testing.T) {
-	c := startCluster(t)
-	cms := c.Clientset.CoreV1().ConfigMaps(BotNamespace)
-	ctx := t.Context()
-	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "state", Namespace: BotNamespace}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if created.ResourceVersion == "" {
-		t.Fatal("a created object has no resourceVersion")
-	}
-	tests := []struct {
-		name         string
-		version      func(current string) string
-		wantConflict bool
-	}{
-		{"current version", func(current string) string { return current }, false},
-		{"stale version", func(string) string { return created.ResourceVersion }, true},
-		{"no version: unconditional", func(string) string { return "" }, false},
-	}
-	current := created.ResourceVersion
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cm := created.DeepCopy()
-			cm.ResourceVersion = tt.version(current)
-			cm.Data = map[string]string{"write": tt.name}
-			got, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
-			if tt.wantConflict {
-				if !apierrors.IsConflict(err) {
-					t.Fatalf("Update = %v, want 409 Conflict", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.ResourceVersion == "" || got.ResourceVersion == current {
-				t.Errorf("resourceVersion %q after an update of %q: want a new one", got.ResourceVersion, current)
-			}
-			current = got.ResourceVersion
-		})
 	}
 }
 

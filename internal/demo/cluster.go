@@ -2,22 +2,13 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
 )
 
@@ -52,7 +43,7 @@ type ClusterOptions struct {
 func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	cs := fake.NewClientset()
 	c := &Cluster{Clientset: cs, restartLogs: map[string]string{}}
-	assignUIDs(cs)
+	fakeapi.Install(cs)
 	k, err := kubesim.New(cs, kubesim.Options{
 		NodeName:   "kind-worker",
 		Namespaces: []string{opts.Namespace},
@@ -91,67 +82,6 @@ func (c *Cluster) restartLog(namespace, pod string) (string, bool) {
 	defer c.mu.Unlock()
 	text, ok := c.restartLogs[namespace+"/"+pod]
 	return text, ok
-}
-
-// assignUIDs gives every created object a UID, a creation time and a
-// resourceVersion, and a new pod the phase Pending, as the API server does
-// and client-go's fake does not. An update gets a new resourceVersion, and
-// one based on a stale resourceVersion is refused with 409 Conflict. The
-// bot relies on UIDs: approvals name the pod's UID, and a recreated broker
-// is told from the old one by its UID. The sweep relies on
-// resourceVersions: it writes its alert state with optimistic concurrency.
-func assignUIDs(cs *fake.Clientset) {
-	var seq, version atomic.Uint64
-	nextVersion := func() string { return strconv.FormatUint(version.Add(1), 10) }
-	objects := k8stesting.ObjectReaction(cs.Tracker())
-	// The fake runs the reactors under its lock: the check and the write
-	// below are one step, as in the API server.
-	cs.PrependReactor("update", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		update, ok := action.(k8stesting.UpdateActionImpl)
-		if !ok {
-			return false, nil, nil
-		}
-		obj := update.GetObject().DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return false, nil, nil
-		}
-		if rv := m.GetResourceVersion(); rv != "" {
-			stored, err := cs.Tracker().Get(update.GetResource(), update.GetNamespace(), m.GetName())
-			if err == nil {
-				if sm, err := meta.Accessor(stored); err == nil && sm.GetResourceVersion() != rv {
-					return true, nil, apierrors.NewConflict(update.GetResource().GroupResource(), m.GetName(),
-						errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-				}
-			}
-		}
-		m.SetResourceVersion(nextVersion())
-		update.Object = obj
-		return objects(update)
-	})
-	cs.PrependReactor("create", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		create, ok := action.(k8stesting.CreateActionImpl)
-		if !ok || create.GetSubresource() != "" {
-			return false, nil, nil
-		}
-		obj := create.GetObject().DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return false, nil, nil
-		}
-		if m.GetUID() == "" {
-			m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", seq.Add(1))))
-		}
-		m.SetResourceVersion(nextVersion())
-		if ts := m.GetCreationTimestamp(); ts.IsZero() {
-			m.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
-		}
-		if pod, ok := obj.(*corev1.Pod); ok && pod.Status.Phase == "" {
-			pod.Status.Phase = corev1.PodPending
-		}
-		create.Object = obj
-		return objects(create)
-	})
 }
 
 // currentLogAfterRestart is the startup log of a recreated pod: only once

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -205,27 +204,6 @@ func TestBotReadsLogsLikeFromAnAPIServer(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndex(s, "\n")+1:] + "\n"
-}
-
-// Created objects get what an API server gives them and the fake does not.
-func TestCreatedPodsLookAsFromAnAPIServer(t *testing.T) {
-	c := startCluster(t)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: Namespace},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-	created, err := c.Clientset.CoreV1().Pods(Namespace).Create(t.Context(), pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if created.UID == "" || created.CreationTimestamp.IsZero() || created.Status.Phase != corev1.PodPending {
-		t.Errorf("created pod: uid %q, created %v, phase %q; want a UID, a time and Pending", created.UID, created.CreationTimestamp, created.Status.Phase)
-	}
-	if pod.UID != "" {
-		t.Error("Create changed the caller's object")
-	}
-	other, err := c.Clientset.CoreV1().Pods(Namespace).Get(t.Context(), BrokerPod, metav1.GetOptions{})
-	if err != nil || other.UID == created.UID {
-		t.Errorf("UIDs are not unique: %v", err)
-	}
 }
 
 // The busybox stand-in runs the script's tools from the host, and only

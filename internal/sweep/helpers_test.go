@@ -2,28 +2,23 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -35,45 +30,6 @@ const (
 
 // t0 is the fake clock's start.
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-
-// enforceResourceVersions makes the fake clientset keep resourceVersions
-// and refuse updates based on a stale one, as the apiserver does (the
-// fake's tracker sets none and accepts any update). Leader election and the
-// state store rely on it. Reactors run under the fake's lock, so the check
-// and the write are atomic.
-func enforceResourceVersions(cs *fake.Clientset) {
-	var rv atomic.Int64
-	rv.Store(1000)
-	cs.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		// Switch on the verb: an UpdateAction also satisfies CreateAction's
-		// interface, so a type switch would never reach the update case.
-		var obj runtime.Object
-		switch a.GetVerb() {
-		case "create":
-			obj = a.(k8stesting.CreateAction).GetObject()
-		case "update":
-			obj = a.(k8stesting.UpdateAction).GetObject()
-			m, err := meta.Accessor(obj)
-			if err != nil {
-				return false, nil, nil
-			}
-			if m.GetResourceVersion() != "" {
-				cur, err := cs.Tracker().Get(a.GetResource(), a.GetNamespace(), m.GetName())
-				if err == nil {
-					if cm, _ := meta.Accessor(cur); cm.GetResourceVersion() != m.GetResourceVersion() {
-						return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), m.GetName(), errors.New("stale resourceVersion"))
-					}
-				}
-			}
-		default:
-			return false, nil, nil
-		}
-		if m, err := meta.Accessor(obj); err == nil {
-			m.SetResourceVersion(strconv.FormatInt(rv.Add(1), 10))
-		}
-		return false, nil, nil
-	})
-}
 
 // brokerPod returns a Ready Bitnami-style broker pod of the test cluster.
 func brokerPod(name string) *corev1.Pod {
@@ -253,8 +209,7 @@ func newEnv(t *testing.T, pods ...*corev1.Pod) *env {
 	for i, p := range pods {
 		objs[i] = p
 	}
-	cs := fake.NewClientset(objs...)
-	enforceResourceVersions(cs)
+	cs := fakeapi.New(objs...)
 	return &env{
 		t: t, cs: cs,
 		client: kube.New(cs, kube.Options{}),
