@@ -163,19 +163,29 @@ func (run *repairRun) brokerRef() kube.PodRef {
 // plan is the full repair of an approved broker.
 func (run *repairRun) plan() Plan {
 	return Plan{
-		Steps: []Step{
-			run.checkGatesStep(),
-			run.buildSpecStep(),
-			run.takeLeaseStep(),
-			run.createDebugPodStep(),
-			run.waitDebugPodStep(),
-			run.readResultStep(),
-			run.deleteDebugPodStep(),
-			run.restartBrokerStep(),
-			run.waitBrokerStep(),
-		},
-		Cleanup: []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()},
+		Steps:   append([]Step{run.checkGatesStep(), run.buildSpecStep(), run.takeLeaseStep()}, run.debugPodAndRestartSteps()...),
+		Cleanup: run.cleanupSteps(),
 	}
+}
+
+// debugPodAndRestartSteps are the steps a repair and a resumed repair share:
+// run the debug pod to its end, read its result, remove it, restart the
+// broker and watch the new pod.
+func (run *repairRun) debugPodAndRestartSteps() []Step {
+	return []Step{
+		run.createDebugPodStep(),
+		run.waitDebugPodStep(),
+		run.readResultStep(),
+		run.deleteDebugPodStep(),
+		run.restartBrokerStep(),
+		run.waitBrokerStep(),
+	}
+}
+
+// cleanupSteps always run: the debug pod goes, and the Lease is released
+// (or left running for Resume when the bot itself is stopping).
+func (run *repairRun) cleanupSteps() []Step {
+	return []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()}
 }
 
 // dryRunPlan stops before the first write: gates and the debug pod spec.

@@ -126,18 +126,12 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
 	needRerun := func() bool { return run.needRerun }
 	return Plan{
-		Steps: []Step{
+		Steps: append([]Step{
 			run.discoverStep(lease),
 			onlyIf(needRerun, run.recheckStep()),
 			onlyIf(needRerun, run.buildSpecStep()),
-			run.createDebugPodStep(),
-			run.waitDebugPodStep(),
-			run.readResultStep(),
-			run.deleteDebugPodStep(),
-			run.restartBrokerStep(),
-			run.waitBrokerStep(),
-		},
-		Cleanup: []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()},
+		}, run.debugPodAndRestartSteps()...),
+		Cleanup: run.cleanupSteps(),
 	}
 }
 
