@@ -71,18 +71,24 @@ func (b *Bot) onInteraction(ctx context.Context, req socketmode.Request, cb slac
 	if !ok {
 		return
 	}
+	b.startClick(ctx, "click", c.User, c.Channel, c.ResponseURL, func(ctx context.Context) { b.handleClick(ctx, c) })
+}
+
+// startClick runs job for a click of user on the worker pool; when the pool
+// is saturated it tells the user to try again instead. That reply is a Web
+// API call, so it runs beside the pool and the event loop never waits;
+// nothing was decided, so the buttons stay.
+func (b *Bot) startClick(ctx context.Context, what, user, channel, responseURL string, job func(ctx context.Context)) {
 	if !b.reserve() {
-		b.log.Warn("worker pool saturated; refusing a click", "user", c.User, "workers", b.opts.Workers)
-		// The reply itself is a Web API call: run it beside the pool, so the
-		// event loop never waits. Nothing was decided, so the buttons stay.
+		b.log.Warn("worker pool saturated; refusing a "+what, "user", user, "workers", b.opts.Workers)
 		b.wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 			defer cancel()
-			b.tell(ctx, c.Channel, c.User, c.ResponseURL, busyText)
+			b.tell(ctx, channel, user, responseURL, busyText)
 		})
 		return
 	}
-	b.start(ctx, func(ctx context.Context) { b.handleClick(ctx, c) })
+	b.start(ctx, job)
 }
 
 // refusal is a click that changes nothing: the clicker is told why, and an

@@ -157,16 +157,7 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 // onSilenceClick runs a Silence click on the worker pool (the envelope is
 // already acked).
 func (b *Bot) onSilenceClick(ctx context.Context, c silenceClick) {
-	if !b.reserve() {
-		b.log.Warn("worker pool saturated; refusing a silence click", "user", c.User, "workers", b.opts.Workers)
-		b.wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-			defer cancel()
-			b.tell(ctx, c.Channel, c.User, c.ResponseURL, busyText)
-		})
-		return
-	}
-	b.start(ctx, func(ctx context.Context) { b.handleSilenceClick(ctx, c) })
+	b.startClick(ctx, "silence click", c.User, c.Channel, c.ResponseURL, func(ctx context.Context) { b.handleSilenceClick(ctx, c) })
 }
 
 // handleSilenceClick checks the button and the clicker, silences, and says
