@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -126,36 +125,30 @@ func (c *Client) NewPodInformer(opts PodInformerOptions) (*PodInformer, error) {
 // watches cannot fill the cache with unrelated pods; a cached pod relabelled
 // out of the selector arrives as a deletion, like from a real apiserver.
 func podListWatch(c *Client, ns string, sel labels.Selector, cached func(*corev1.Pod) bool) cache.ListerWatcher {
-	pods := c.cs.CoreV1().Pods(ns)
 	s := sel.String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = s
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = s
-			w, err := pods.Watch(ctx, o)
-			if err != nil {
-				return nil, err
+	lw := restrictedListWatch(c.cs.CoreV1().Pods(ns), func(o *metav1.ListOptions) { o.LabelSelector = s })
+	watchSelected := lw.WatchFuncWithContext
+	lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		w, err := watchSelected(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+			if ev.Type == watch.Bookmark {
+				// Bookmarks carry no labels; the one that ends a
+				// watch-list's initial events is what syncs the cache.
+				return ev, true
 			}
-			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				if ev.Type == watch.Bookmark {
-					// Bookmarks carry no labels; the one that ends a
-					// watch-list's initial events is what syncs the cache.
-					return ev, true
-				}
-				pod, ok := ev.Object.(*corev1.Pod)
-				if !ok || sel.Matches(labels.Set(pod.Labels)) {
-					return ev, true
-				}
-				if (ev.Type == watch.Modified || ev.Type == watch.Deleted) && cached(pod) {
-					ev.Type = watch.Deleted
-					return ev, true
-				}
-				return ev, false
-			}), nil
-		},
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || sel.Matches(labels.Set(pod.Labels)) {
+				return ev, true
+			}
+			if (ev.Type == watch.Modified || ev.Type == watch.Deleted) && cached(pod) {
+				ev.Type = watch.Deleted
+				return ev, true
+			}
+			return ev, false
+		}), nil
 	}
 	return cache.ToListWatcherWithWatchListSemantics(lw, c.cs)
 }

@@ -8,9 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -33,18 +30,7 @@ type StateConfigMap struct {
 // NewStateConfigMap returns the state ConfigMap namespace/name. Nothing is
 // sent to the API server until Start, Read or Write.
 func (c *Client) NewStateConfigMap(namespace, name string) *StateConfigMap {
-	byName := fields.OneTermEqualSelector("metadata.name", name).String()
-	cms := c.cs.CoreV1().ConfigMaps(namespace)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = byName
-			return cms.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = byName
-			return cms.Watch(ctx, o)
-		},
-	}
+	lw := restrictedListWatch(c.cs.CoreV1().ConfigMaps(namespace), byName(name))
 	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c.cs),
 		&corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "state configmap " + name})
 	return &StateConfigMap{c: c, namespace: namespace, name: name, informer: inf}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -29,18 +27,7 @@ type PodCondition func(pod *corev1.Pod) (done bool, err error)
 // never polls. It returns the pod state that satisfied cond (nil if that
 // was a deletion), or context.Cause(ctx) when ctx ends first.
 func (c *Client) WatchPod(ctx context.Context, namespace, name string, cond PodCondition) (*corev1.Pod, error) {
-	byName := fields.OneTermEqualSelector("metadata.name", name).String()
-	pods := c.cs.CoreV1().Pods(namespace)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = byName
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = byName
-			return pods.Watch(ctx, o)
-		},
-	}
+	lw := restrictedListWatch(c.cs.CoreV1().Pods(namespace), byName(name))
 	var last *corev1.Pod
 	// A pod that is already gone when the first list completes produces no
 	// event at all: tell cond at once rather than wait for the deadline.
