@@ -48,11 +48,8 @@ func RepairLeaseName(pod string) string {
 // GetLease reads a Lease, retrying transient errors. A missing Lease is
 // returned as the API's NotFound error (check with apierrors.IsNotFound).
 func (c *Client) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
-	var lease *coordinationv1.Lease
-	err := retry.OnError(apiBackoff, IsTransient, func() error {
-		var err error
-		lease, err = c.cs.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
-		return err
+	lease, err := withRetry(func() (*coordinationv1.Lease, error) {
+		return c.cs.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading lease %s/%s: %w", namespace, name, err)
@@ -62,11 +59,8 @@ func (c *Client) GetLease(ctx context.Context, namespace, name string) (*coordin
 
 // ListLeases lists the Leases of a namespace matching a label selector.
 func (c *Client) ListLeases(ctx context.Context, namespace, selector string) ([]coordinationv1.Lease, error) {
-	var list *coordinationv1.LeaseList
-	err := retry.OnError(apiBackoff, IsTransient, func() error {
-		var err error
-		list, err = c.cs.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err
+	list, err := withRetry(func() (*coordinationv1.LeaseList, error) {
+		return c.cs.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing leases %q in %s: %w", selector, namespace, err)
@@ -105,11 +99,8 @@ func sameAcquisition(a, b *coordinationv1.Lease) bool {
 // (its resourceVersion differs). Conflicts are not retried here: the caller
 // must re-read and decide again.
 func (c *Client) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	var updated *coordinationv1.Lease
-	err := retry.OnError(apiBackoff, IsTransient, func() error {
-		var err error
-		updated, err = c.cs.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{})
-		return err
+	updated, err := withRetry(func() (*coordinationv1.Lease, error) {
+		return c.cs.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("updating lease %s/%s: %w", lease.Namespace, lease.Name, err)

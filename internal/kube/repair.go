@@ -45,6 +45,19 @@ func IsTransient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// withRetry runs call, repeating it after a transient error within
+// apiBackoff, and returns its last result. Only for calls that are safe to
+// repeat (reads, updates guarded by a resourceVersion, deletes).
+func withRetry[T any](call func() (T, error)) (T, error) {
+	var out T
+	err := retry.OnError(apiBackoff, IsTransient, func() error {
+		var err error
+		out, err = call()
+		return err
+	})
+	return out, err
+}
+
 // mayHaveSucceeded reports whether a failed create may still have been
 // applied by the server (the request reached it but the answer was lost).
 func mayHaveSucceeded(err error) bool {
@@ -56,11 +69,8 @@ func mayHaveSucceeded(err error) bool {
 
 // FetchPod reads one pod, retrying transient errors.
 func (c *Client) FetchPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	var pod *corev1.Pod
-	err := retry.OnError(apiBackoff, IsTransient, func() error {
-		var err error
-		pod, err = c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-		return err
+	pod, err := withRetry(func() (*corev1.Pod, error) {
+		return c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading pod %s/%s: %w", namespace, name, err)
@@ -71,11 +81,8 @@ func (c *Client) FetchPod(ctx context.Context, namespace, name string) (*corev1.
 // ListPodsByLabel lists the pods of a namespace matching a label selector,
 // retrying transient errors.
 func (c *Client) ListPodsByLabel(ctx context.Context, namespace, selector string) ([]corev1.Pod, error) {
-	var list *corev1.PodList
-	err := retry.OnError(apiBackoff, IsTransient, func() error {
-		var err error
-		list, err = c.cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err
+	list, err := withRetry(func() (*corev1.PodList, error) {
+		return c.cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods %q in %s: %w", selector, namespace, err)
