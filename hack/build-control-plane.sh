@@ -56,38 +56,11 @@ fi
 
 cd "${tools_dir}"
 
-module_version() { go list -m -f '{{.Version}}' "$1"; }
-module_time() { go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' "$1"; }
-
-kube_version="$(module_version k8s.io/kubernetes)"     # e.g. v1.37.2
-etcd_version="$(module_version go.etcd.io/etcd/server/v3)" # e.g. v3.7.0
-kube_major_minor="${kube_version#v}"
-kube_major="${kube_major_minor%%.*}"
-kube_minor="${kube_major_minor#*.}"
-kube_minor="${kube_minor%%.*}"
-# The module's publication time, not the wall clock, keeps the build reproducible.
-kube_build_date="$(module_time k8s.io/kubernetes)"
-
-version_pkg="k8s.io/component-base/version"
-kube_ldflags=(
-	"-s" "-w"
-	"-X ${version_pkg}.gitVersion=${kube_version}"
-	"-X ${version_pkg}.gitMajor=${kube_major}"
-	"-X ${version_pkg}.gitMinor=${kube_minor}"
-	"-X ${version_pkg}.gitCommit=${kube_version}-gomod"
-	"-X ${version_pkg}.gitTreeState=clean"
-	"-X ${version_pkg}.buildDate=${kube_build_date}"
-)
-etcd_ldflags=(
-	"-s" "-w"
-	"-X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}-gomod"
-)
+# shellcheck source=hack/lib/kube-build.sh
+source "${repo_root}/hack/lib/kube-build.sh"
 
 staging_dir="$(mktemp -d "${repo_root}/.cache/control-plane/.build.XXXXXX")"
 trap 'rm -rf "${staging_dir}"' EXIT
-
-export CGO_ENABLED=0
-export GOFLAGS="-mod=readonly -buildvcs=false"
 
 start=${SECONDS}
 log "building kube-apiserver ${kube_version} (several minutes on 2 cores)"
