@@ -46,6 +46,10 @@ type Options struct {
 	// "timeout", when its ack deadline passes (at most 3 retries, like Slack's Events API). Off by default
 	// so that tests stay deterministic.
 	RedeliverUnacked bool
+	// Addr is the listen address, default "127.0.0.1:0" (loopback, a free
+	// port). The real-node tests listen on the node's address so the bot's
+	// pod reaches the emulator over the pod network.
+	Addr string
 	// Logf, when set, receives one line per notable event. Tokens never appear in it. It is called with
 	// the emulator's lock held, so it must not call the Server.
 	Logf func(format string, args ...any)
@@ -99,9 +103,14 @@ type Server struct {
 	responses responseURLs
 }
 
-// New starts an emulator listening on 127.0.0.1 on a free port. It serves until Close.
+// New starts an emulator listening on Options.Addr (by default 127.0.0.1 on a free port). It serves until
+// Close.
 func New(opts Options) (*Server, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for the Slack emulator: %w", err)
 	}
