@@ -8,7 +8,13 @@
 # 2. builds kube-apiserver and etcd from hack/tools' pins, or reuses the
 #    cached build (about 6 minutes the first time on 2 cores, instant after);
 # 3. runs go vet, staticcheck and go test over the whole module,
-#    real-apiserver tests included (they fail, never skip, when CI=true).
+#    real-apiserver tests included (they fail, never skip, when CI=true);
+# 4. the real-node stage: builds the kubelet and the rest of a cluster from
+#    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
+#    up a single-node cluster in a private network namespace
+#    (hack/realnode.sh), runs test/realnode's scenarios on it and tears it
+#    down. REALNODE=skip skips this stage locally; under CI=true it always
+#    runs and fails, never skips, when the node cannot come up.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,12 +39,14 @@ log "control plane ready in $((SECONDS - start))s: ${KUBEBUILDER_ASSETS}"
 
 start=${SECONDS}
 go vet ./...
+go vet -tags realnode ./test/realnode/...
 log "go vet passed in $((SECONDS - start))s"
 
 # staticcheck, pinned, from the Go module proxy: unused code, unreachable
 # cases, deprecated APIs and the like fail the build.
 start=${SECONDS}
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags realnode ./test/realnode/...
 log "staticcheck passed in $((SECONDS - start))s"
 
 start=${SECONDS}
@@ -52,3 +60,28 @@ go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=3s ./internal/approval
 log "bounded fuzzing passed in $((SECONDS - start))s"
+
+# The real-node stage (see the header). Its own timeout: a stuck cluster
+# must not eat the CI budget.
+if [[ "${REALNODE:-}" == "skip" ]]; then
+	if [[ "${CI:-}" == "true" ]]; then
+		log "REALNODE=skip is not allowed with CI=true: CI runs the real-node stage"
+		exit 1
+	fi
+	log "real-node stage skipped (REALNODE=skip)"
+	exit 0
+fi
+start=${SECONDS}
+# The test binary is built outside the cluster's network namespace (which has
+# no route to the module proxy).
+realnode_test="$(mktemp -d)/realnode.test"
+go test -c -tags realnode -o "${realnode_test}" ./test/realnode/
+trap 'bash hack/realnode.sh down || true; rm -rf "$(dirname "${realnode_test}")"' EXIT
+bash hack/realnode.sh up
+log "real node up in $((SECONDS - start))s"
+start=${SECONDS}
+(cd test/realnode && bash ../../hack/realnode.sh exec "${realnode_test}" -test.count=1 -test.timeout=20m -test.v)
+log "real-node scenarios passed in $((SECONDS - start))s"
+trap - EXIT
+rm -rf "$(dirname "${realnode_test}")"
+bash hack/realnode.sh down
