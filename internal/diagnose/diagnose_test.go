@@ -64,8 +64,8 @@ func TestCrashLogsYieldTheirClassFirst(t *testing.T) {
 			if len(got) == 0 {
 				t.Fatalf("no finding, want %s", class)
 			}
-			if got[0].Rule != class {
-				t.Fatalf("first finding %s, want %s (all: %v)", got[0].Rule, class, ruleIDs(got))
+			if got[0].Class != class {
+				t.Fatalf("first finding %s (class %s), want %s (all: %v)", got[0].Rule, got[0].Class, class, ruleIDs(got))
 			}
 			if len(got[0].Evidence) == 0 {
 				t.Errorf("finding %s quotes no evidence", class)
