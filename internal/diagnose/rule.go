@@ -226,6 +226,9 @@ func (r *Rule) Validate() error {
 	if r.Triage != "" && r.Triage != TriageMetadataOffsets {
 		fail("triage", "%q is not a known triage (known: %q)", r.Triage, TriageMetadataOffsets)
 	}
+	if r.Triage == TriageMetadataOffsets && !r.capturesOffsetsTogether() {
+		fail("triage", "%q needs one all or any pattern that captures the groups first, next and logstart together", r.Triage)
+	}
 	r.validateRemedy(fail)
 	if len(errs) > 0 {
 		return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
@@ -273,6 +276,17 @@ func (r *Rule) capturesGroup(name string) bool {
 			continue
 		}
 		if re.SubexpIndex(name) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// capturesOffsetsTogether reports whether one all or any pattern captures
+// every group a metadata-offsets triage reads.
+func (r *Rule) capturesOffsetsTogether() bool {
+	for _, p := range append(append([]string(nil), r.Match.All...), r.Match.Any...) {
+		if re, err := regexp.Compile(p); err == nil && capturesOffsets(re) {
 			return true
 		}
 	}
