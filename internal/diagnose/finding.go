@@ -34,9 +34,14 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			cmp.Compare(a.f.Rule, b.f.Rule),
 		)
 	})
-	findings := make([]Finding, len(out))
+	findings := make([]Finding, 0, len(out))
+	seen := make(map[string]bool, len(out))
 	for i := range out {
-		findings[i] = out[i].f
+		if seen[out[i].f.Class] {
+			continue // a better finding of the same class is listed already
+		}
+		seen[out[i].f.Class] = true
+		findings = append(findings, out[i].f)
 	}
 	return findings
 }
@@ -104,6 +109,7 @@ func (r *compiledRule) statusHolds(s *Snapshot, st *ruleState) ([]string, bool) 
 func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, roleSource string) Finding {
 	f := Finding{
 		Rule:       r.ID,
+		Class:      r.ClassID(),
 		Title:      r.Title,
 		Severity:   r.Severity,
 		Confidence: r.Confidence,
