@@ -112,11 +112,29 @@ func run(w io.Writer, quick bool, outPath string) error {
 	}
 	var doc bytes.Buffer
 	writeReport(&doc, mode, took, started, sections, rows)
+	doc.WriteString(keptSection(outPath))
 	if err := os.WriteFile(outPath, doc.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	fmt.Fprintf(w, "wrote %s\n", outPath)
 	return nil
+}
+
+// realNodeHeading starts the section of docs/BENCHMARKS.md written from the
+// real-node tests (test/realnode), which this command cannot measure.
+const realNodeHeading = "\n## Real node\n"
+
+// keptSection returns the real-node section of the existing report, if any,
+// so that rewriting the report keeps it.
+func keptSection(path string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := bytes.Index(old, []byte(realNodeHeading)); i >= 0 {
+		return string(old[i:])
+	}
+	return ""
 }
 
 // writeReport renders docs/BENCHMARKS.md.
