@@ -138,3 +138,21 @@ func TestMessageVariantsAcrossVersions(t *testing.T) {
 		}
 	}
 }
+
+// The JVM prints OS errors in the node's locale; fd exhaustion at accept is
+// recognised by the exception class and the accept frames or Kafka's
+// acceptor line, whatever the words (synthetic lines).
+func TestLocalizedOSErrors(t *testing.T) {
+	cases := []struct{ name, log string }{
+		{"German, accept frames", "java.io.IOException: Zu viele offene Dateien\n\tat java.base/sun.nio.ch.Net.accept(Native Method)\n\tat kafka.network.Acceptor.accept(SocketServer.scala:715)\n"},
+		{"Chinese, JDK 8 frames", "java.io.IOException: 打开的文件过多\n\tat sun.nio.ch.ServerSocketChannelImpl.accept0(Native Method)\n"},
+		{"Chinese, Kafka's acceptor line", "[2025-01-01 00:00:00,000] ERROR [SocketServer listenerType=BROKER, nodeId=1] Error while accepting connection (kafka.network.DataPlaneAcceptor)\njava.io.IOException: 打开的文件过多\n"},
+		{"English", "java.io.IOException: Too many open files\n"},
+	}
+	for _, tc := range cases {
+		got := Default().Diagnose(Snapshot{Log: tc.log})
+		if len(got) == 0 || got[0].Class != "fd-limit" {
+			t.Errorf("%s: first finding %v, want fd-limit", tc.name, ruleIDs(got))
+		}
+	}
+}
