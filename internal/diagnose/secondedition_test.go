@@ -156,3 +156,19 @@ func TestLocalizedOSErrors(t *testing.T) {
 		}
 	}
 }
+
+// ZooKeeper's exception surfaces as KeeperException$NodeExistsException
+// without a path; the registration frames identify it (synthetic lines in
+// the shape of KafkaZkClient's stack).
+func TestZooKeeperNodeExistsWithoutPath(t *testing.T) {
+	log := "[2025-01-01 00:00:00,000] ERROR Fatal error during KafkaServer startup. Prepare to shutdown (kafka.server.KafkaServer)\n" +
+		"org.apache.zookeeper.KeeperException$NodeExistsException: KeeperErrorCode = NodeExists\n" +
+		"\tat org.apache.zookeeper.KeeperException.create(KeeperException.java:126)\n" +
+		"\tat kafka.zk.KafkaZkClient$CheckedEphemeral.getAfterNodeExists(KafkaZkClient.scala:1904)\n" +
+		"\tat kafka.zk.KafkaZkClient.checkedEphemeralCreate(KafkaZkClient.scala:1842)\n" +
+		"\tat kafka.zk.KafkaZkClient.registerBroker(KafkaZkClient.scala:96)\n"
+	got := Default().Diagnose(Snapshot{Log: log})
+	if len(got) == 0 || got[0].Class != "zk-broker-id-already-registered" {
+		t.Fatalf("first finding %v", ruleIDs(got))
+	}
+}
