@@ -1,6 +1,9 @@
 package diagnose
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The seven classes of failure-classes.md section G ship without a real
 // log. These inputs are synthetic: each is built from the message format of
@@ -170,5 +173,40 @@ func TestZooKeeperNodeExistsWithoutPath(t *testing.T) {
 	got := Default().Diagnose(Snapshot{Log: log})
 	if len(got) == 0 || got[0].Class != "zk-broker-id-already-registered" {
 		t.Fatalf("first finding %v", ruleIDs(got))
+	}
+}
+
+// TestSourcesPerClass measures, per failure class, how many distinct log
+// patterns the rules hold and how many of them cite the program text they
+// were read from (rules.yaml "sources"); run it with -v to see the table.
+// It fails if a source entry names no program file or the citations shrink
+// below what the knowledge base has today.
+func TestSourcesPerClass(t *testing.T) {
+	patterns := map[string]map[string]bool{}
+	sources := map[string]map[Source]bool{}
+	for _, r := range Default().Rules() {
+		c := r.ClassID()
+		if patterns[c] == nil {
+			patterns[c], sources[c] = map[string]bool{}, map[Source]bool{}
+		}
+		for _, p := range append(append([]string{}, r.Match.All...), r.Match.Any...) {
+			patterns[c][p] = true
+		}
+		for _, s := range r.Sources {
+			if !strings.Contains(s.From, "/") {
+				t.Errorf("rule %s: source %q names no file", r.ID, s.From)
+			}
+			sources[c][s] = true
+		}
+	}
+	ids := failureClassIDs(t)
+	total := 0
+	for _, c := range ids {
+		t.Logf("| %s | %d patterns | %d cited sources |", c, len(patterns[c]), len(sources[c]))
+		total += len(sources[c])
+	}
+	t.Logf("total cited sources: %d", total)
+	if total < 90 {
+		t.Errorf("only %d cited sources, the knowledge base had 91", total)
 	}
 }
