@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -335,18 +336,48 @@ func runBurst(s burstSpec, jsonOut string) (section, error) {
 	return burstSection(res), nil
 }
 
-// burstSection renders the burst's rows and details.
+// baselineJSON is the burst as the code before issue 17 answered it
+// (testdata/SOURCES.md says how it was recorded).
+//
+//go:embed testdata/burst-before-issue17.json
+var baselineJSON []byte
+
+// burstBaseline is a recorded burst run of older code.
+type burstBaseline struct {
+	Code     string      `json:"code"`
+	Recorded string      `json:"recorded"`
+	Command  string      `json:"command"`
+	Result   burstResult `json:"result"`
+}
+
+// loadBaseline returns the recorded run before issue 17, if its spec is s.
+func loadBaseline(s burstSpec) (burstBaseline, bool) {
+	var b burstBaseline
+	if err := json.Unmarshal(baselineJSON, &b); err != nil || b.Result.Spec != s {
+		return burstBaseline{}, false
+	}
+	return b, true
+}
+
+// burstSection renders the burst's rows and details, beside the recorded
+// run before issue 17 when its spec is the same.
 func burstSection(res burstResult) section {
 	title := "7. Incident burst"
 	s := res.Spec
 	label := fmt.Sprintf("%d × `/kafka diagnose`, %d users, %d pods, %s, API delay %s", s.Commands, s.Users, s.Pods, s.Window, s.Delay)
 	limit := 5 * res.PerDiagnosis
+	before, haveBefore := loadBaseline(s)
 	rows := []row{
 		{title, "refused (" + label + ")", fmt.Sprint(res.Refused), "0", verdict(res.Refused == 0)},
 		{title, "requesters answered", fmt.Sprintf("%d of %d", res.Answered, s.Commands), fmt.Sprint(s.Commands), verdict(res.Answered == s.Commands)},
 		{title, "API requests", fmt.Sprintf("%d (one diagnosis: %d)", res.APIRequests, res.PerDiagnosis),
 			fmt.Sprintf("≤ %d (5 × %d)", limit, res.PerDiagnosis), verdict(res.APIRequests <= limit)},
 		{title, "time to answer p50 / p99 / max", ms(res.P50) + " / " + ms(res.P99) + " / " + ms(res.Max), "", ""},
+	}
+	if haveBefore {
+		b := before.Result
+		rows = append(rows, row{title, "before issue 17 (recorded): refused / answered / API requests / p99",
+			fmt.Sprintf("%d / %d of %d / %d / %s", b.Refused, b.Answered, s.Commands, b.APIRequests, ms(b.P99)), "", ""})
 	}
 	var d strings.Builder
 	fmt.Fprintf(&d, "%d `/kafka diagnose broker-K` commands from %d users in %d channels about %d crash-looping brokers, sent evenly "+
@@ -359,11 +390,29 @@ func burstSection(res burstResult) section {
 		s.Commands, s.Users, s.Channels, s.Pods, s.Window, s.Delay, s.Users, s.Users, s.Pods)
 	fmt.Fprintf(&d, "| Run | Accepted | Refused | Answered | Posted / ephemeral | Errors | API requests | p50 | p99 | max | last answer |\n")
 	fmt.Fprintf(&d, "|---|---|---|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&d, "| this code | %d | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s |\n", res.Accepted, res.Refused, res.Answered,
-		res.Posted, res.Ephemeral, res.Errors, res.APIRequests, ms(res.P50), ms(res.P99), ms(res.Max), ms(res.Took))
-	fmt.Fprintf(&d, "\nRequests by kind: %s.\n", breakdown(res.ByKind))
+	runs := []struct {
+		name string
+		r    burstResult
+	}{{"this code", res}}
+	if haveBefore {
+		runs = append(runs, struct {
+			name string
+			r    burstResult
+		}{"before issue 17 (recorded)", before.Result})
+	}
+	for _, run := range runs {
+		r := run.r
+		fmt.Fprintf(&d, "| %s | %d | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s |\n", run.name, r.Accepted, r.Refused, r.Answered,
+			r.Posted, r.Ephemeral, r.Errors, r.APIRequests, ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Took))
+	}
+	fmt.Fprintf(&d, "\nRequests by kind, this code: %s.\n", breakdown(res.ByKind))
 	if res.RefusalText != "" {
 		fmt.Fprintf(&d, "\nA refusal said: %q\n", res.RefusalText)
+	}
+	if haveBefore {
+		fmt.Fprintf(&d, "\nThe \"before issue 17\" row is not rerun: it is the run recorded in "+
+			"`cmd/benchreport/testdata/burst-before-issue17.json` (%s; %s; `%s`). Requests by kind then: %s. Its refusals said: %q\n",
+			before.Code, before.Recorded, before.Command, breakdown(before.Result.ByKind), before.Result.RefusalText)
 	}
 	return section{Title: title, Rows: rows, Detail: d.String()}
 }
