@@ -115,6 +115,13 @@ func (c *Client) Inspect(ctx context.Context, namespace, pod string) (Inspection
 	if !ok {
 		return Inspection{}, fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, pod)
 	}
+	return c.inspectPod(ctx, p)
+}
+
+// inspectPod reads what a diagnosis needs about p, a Kafka pod already
+// read: its status from p, then its claims, events and log tail at once.
+// It only reads p.
+func (c *Client) inspectPod(ctx context.Context, p *corev1.Pod) (Inspection, error) {
 	var in Inspection
 	in.Snapshot, in.RoleSource = statusSnapshot(p)
 	in.Notes = statusInitNotes(p)
