@@ -10,11 +10,11 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
-// resolveListTTL is how old a pod list may be and still resolve the names
+// ResolveListTTL is how old a pod list may be and still resolve the names
 // of ResolvePod: requests that arrive while a list is read, or within
 // this long after it started, share it. It is handoffTTL, the age a pod
 // read by FindPod may have when Inspect uses it.
-const resolveListTTL = handoffTTL
+const ResolveListTTL = handoffTTL
 
 // resolveListTimeout bounds a shared list: it runs on a context of its own
 // so that one requester giving up does not fail the others.
@@ -41,14 +41,14 @@ func newSharedLists() *sharedLists {
 }
 
 // recentKafkaPods returns the Kafka pods of namespace (as listKafkaPods)
-// from a list started at most resolveListTTL ago, reading one when there
+// from a list started at most ResolveListTTL ago, reading one when there
 // is none. Failed lists are not kept. The pods are shared: read only.
 func (c *Client) recentKafkaPods(ctx context.Context, namespace string) ([]corev1.Pod, error) {
 	sl := c.lists
 	sl.mu.Lock()
 	now := sl.now()
 	for k, l := range sl.lists { // forget the expired lists (and bound the map)
-		if isDone(l.done) && now.Sub(l.started) > resolveListTTL {
+		if isDone(l.done) && now.Sub(l.started) > ResolveListTTL {
 			delete(sl.lists, k)
 		}
 	}
@@ -93,7 +93,7 @@ func isDone(ch <-chan struct{}) bool {
 // log tail: Inspect without the pod get) from that same pod.
 //
 // Unlike FindPod it answers from a pod list shared by the calls that
-// arrive within resolveListTTL (2 s) of each other, so that a burst of
+// arrive within ResolveListTTL (2 s) of each other, so that a burst of
 // commands costs one list, not one each; the pod is then at most that old,
 // as with FindPod's hand-over to Inspect. Use FindPod where the pod must
 // be read now (repair gates). Errors are FindPod's; read's are Inspect's.

@@ -26,7 +26,7 @@ func countPodLists(cs *fake.Clientset) int {
 	return n
 }
 
-// TestResolvePodSharesRecentLists: calls within resolveListTTL of a list's
+// TestResolvePodSharesRecentLists: calls within ResolveListTTL of a list's
 // start share it (one request for many callers, at once or one after
 // another); a later call lists again, and so does a call after a failed
 // list (failures are not kept).
@@ -70,7 +70,7 @@ func TestResolvePodSharesRecentLists(t *testing.T) {
 			t.Errorf("resolved UID %q, want the seed broker's", u)
 		}
 	}
-	advance(resolveListTTL)
+	advance(ResolveListTTL)
 	if _, _, err := c.ResolvePod(ctx, "", "broker-0"); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestResolvePodSharesRecentLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := countPodLists(cs); got != 3 {
-		t.Errorf("%d pod lists, want a new one once the last is older than %s", got, resolveListTTL)
+		t.Errorf("%d pod lists, want a new one once the last is older than %s", got, ResolveListTTL)
 	}
 }
 
