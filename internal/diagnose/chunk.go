@@ -245,6 +245,27 @@ func (sc *scan) merge(ch *chunk, base int) {
 		sc.process(ch.data[fl.start:fl.end])
 	}
 	sc.lineNo = base + ch.lines
+	// The log's last lines, as runLines keeps them (see logTail).
+	end := len(ch.data)
+	if end > 0 && ch.data[end-1] == '\n' {
+		end--
+	}
+	start, pos := end, end
+	for range maxTailLines {
+		start = bytes.LastIndexByte(ch.data[:pos], '\n') + 1
+		if start == 0 {
+			break
+		}
+		pos = start - 1
+	}
+	for pos = start; pos <= end && pos < len(ch.data); {
+		lineEnd, next := len(ch.data), len(ch.data)
+		if i := bytes.IndexByte(ch.data[pos:], '\n'); i >= 0 {
+			lineEnd, next = pos+i, pos+i+1
+		}
+		sc.tail.add(keptLine(ch.data[pos:lineEnd], ch.longLine))
+		pos = next
+	}
 }
 
 // chunkPool recycles chunks of the usual size across scans.

@@ -331,13 +331,15 @@ func TestStatusOnlyFindings(t *testing.T) {
 	}{
 		{"OOMKilled last state, empty log", kafkaPod(ContainerState{WaitingReason: "CrashLoopBackOff", LastTerminated: oom}), "", "container-oom-killed"},
 		{"OOMKilled current state", kafkaPod(ContainerState{Terminated: oom}), "", "container-oom-killed"},
-		{"exit 137 without OOMKilled is not OOM", kafkaPod(ContainerState{LastTerminated: killed}), "", ""},
+		// A pod that is not ready after a kill is sick: never silent (issue 13 item 5).
+		{"exit 137 without OOMKilled is not OOM", kafkaPod(ContainerState{LastTerminated: killed}), "", UnclassifiedRule},
 		{"recovery then exit 137", kafkaPod(ContainerState{LastTerminated: killed}), recoveryLog, "liveness-killed-during-recovery"},
 		{"recovery then exit 143", kafkaPod(ContainerState{LastTerminated: &Termination{Reason: "Error", ExitCode: 143}}), recoveryLog, "liveness-killed-during-recovery"},
 		{"recovery and a liveness event", kafkaPod(ContainerState{Running: true}, "Liveness probe failed: dial tcp 10.0.0.5:9092: connect: connection refused"), recoveryLog, "liveness-killed-during-recovery"},
 		{"recovery, still running, no kill", kafkaPod(ContainerState{Running: true}), recoveryLog, ""},
 		{"recovery then OOMKilled is OOM, not liveness", kafkaPod(ContainerState{LastTerminated: oom}), recoveryLog, "container-oom-killed"},
-		{"recovery finished before the kill", kafkaPod(ContainerState{LastTerminated: killed}), recoveryLog + "[2025-03-01 10:09:00,000] INFO [KafkaServer id=0] started (kafka.server.KafkaServer)\n", ""},
+		{"recovery finished before the kill", kafkaPod(ContainerState{LastTerminated: killed}), recoveryLog + "[2025-03-01 10:09:00,000] INFO [KafkaServer id=0] started (kafka.server.KafkaServer)\n", UnclassifiedRule},
+		{"recovery finished, killed, ready again", kafkaPod(ContainerState{Ready: true, Running: true, LastTerminated: killed}), recoveryLog + "[2025-03-01 10:09:00,000] INFO [KafkaServer id=0] started (kafka.server.KafkaServer)\n", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -233,7 +233,7 @@ func (e *Engine) Diagnose(s Snapshot) []Finding {
 // each rule keeps at most MaxEvidenceLines lines. Its only error is r's.
 func (e *Engine) DiagnoseReader(r io.Reader, s Snapshot) ([]Finding, error) {
 	sc := newScan(e)
-	if err := sc.run(r); err != nil {
+	if err := sc.run(normalizedReader(r)); err != nil {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
 	return sc.findings(&s), nil

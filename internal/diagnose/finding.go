@@ -34,7 +34,13 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			cmp.Compare(a.f.Rule, b.f.Rule),
 		)
 	})
-	findings := make([]Finding, 0, len(out))
+	findings := make([]Finding, 0, len(out)+1)
+	if sev, why, sick := sickness(s); sick && !slices.ContainsFunc(out, func(r ranked) bool {
+		return severityRank(r.f.Severity) >= severityRank(SeverityMedium)
+	}) {
+		// Never silent (or green) on a sick pod.
+		findings = append(findings, sc.unclassified(s, sev, why))
+	}
 	seen := make(map[string]bool, len(out))
 	for i := range out {
 		if seen[out[i].f.Class] {
@@ -140,6 +146,9 @@ func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, ro
 		}
 	}
 
+	if !r.hasLog() && sc.lineNo == 0 {
+		notes = append(notes, "The container log is empty: this finding comes from the pod status alone.")
+	}
 	auto := r.Remedy.Automated
 	if auto == nil {
 		f.Explanation = strings.Join(notes, "\n\n")

@@ -181,9 +181,29 @@ func severityRank(s Severity) int {
 
 // Validate checks a rule; its error names the rule and the field.
 func (r *Rule) Validate() error {
-	var errs []string
+	problems := r.problems()
+	if len(problems) == 0 {
+		return nil
+	}
+	errs := make([]string, len(problems))
+	for i, p := range problems {
+		errs[i] = p.Field + ": " + p.Message
+	}
+	return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
+}
+
+// Problem is one thing wrong with a rule: the field (a path such as
+// "match.all[0]") and what is wrong with it.
+type Problem struct {
+	Field   string
+	Message string
+}
+
+// problems lists everything wrong with the rule.
+func (r *Rule) problems() []Problem {
+	var errs []Problem
 	fail := func(field, format string, args ...any) {
-		errs = append(errs, field+": "+fmt.Sprintf(format, args...))
+		errs = append(errs, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !ruleIDPattern.MatchString(r.ID) {
 		fail("id", "%q must be lower-case letters, digits and dashes", r.ID)
@@ -267,10 +287,7 @@ func (r *Rule) Validate() error {
 		fail("triage", "%q needs one all or any pattern that captures the groups first, next and logstart together", r.Triage)
 	}
 	r.validateRemedy(fail)
-	if len(errs) > 0 {
-		return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
-	}
-	return nil
+	return errs
 }
 
 func (r *Rule) validateRemedy(fail func(field, format string, args ...any)) {

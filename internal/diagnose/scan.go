@@ -57,6 +57,7 @@ type scan struct {
 	cur     []byte
 	joined  []byte
 	role    roleMarks
+	tail    logTail
 	// pending lists the patterns whose keyword was on line pendingLine-1
 	// but which did not match there: they are tried once more on line
 	// pendingLine joined to it, for a message wrapped after its keyword.
@@ -121,6 +122,7 @@ func (sc *scan) line(raw []byte) {
 	if len(raw) > MaxLineBytes {
 		raw = raw[:MaxLineBytes]
 	}
+	sc.tail.add(raw)
 	sc.process(raw)
 }
 

@@ -93,3 +93,48 @@ func TestInvalidXlogBecauseOfLogFileIsExplained(t *testing.T) {
 		t.Errorf("remedy %q, want fix-gc-log-dir", got[0].Remedy.Action)
 	}
 }
+
+// Distributions fail in their own entrypoint scripts before Kafka starts.
+// Synthetic lines in Bitnami's liblog.sh layout ("kafka HH:MM:SS.ss ERROR ==> "),
+// with the messages of libkafka.sh kafka_validate.
+func TestDistributionScriptErrors(t *testing.T) {
+	cases := []struct{ line, class string }{
+		{"kafka 08:30:57.87 ERROR ==> Kafka haven't been configured to work in either Raft or Zookeeper mode. Please make sure at least one of the modes is configured.", "config-error"},
+		{"kafka 08:30:57.87 ERROR ==> KRaft mode requires an unique node.id, please set the environment variable KAFKA_CFG_NODE_ID", "config-error"},
+		{"kafka 08:30:57.87 ERROR ==> Role 'controller' enabled but environment variable KAFKA_CFG_CONTROLLER_QUORUM_VOTERS was not provided.", "config-error"},
+		{"kafka 08:30:57.87 ERROR ==> There are listeners bound to the same port", "config-error"},
+		{"kafka 08:30:57.87 ERROR ==> In order to configure the TLS encryption for Kafka with JKS certs you must mount your kafka.keystore.jks and kafka.truststore.jks certs to the /bitnami/kafka/config/certs directory.", "tls-config-error"},
+		{"kafka 08:30:57.87 ERROR ==> Specified SASL protocol but no SASL mechanisms provided in KAFKA_CFG_SASL_ENABLED_MECHANISMS", "sasl-config-error"},
+	}
+	for _, tc := range cases {
+		got := Default().Diagnose(Snapshot{Log: tc.line + "\n"})
+		if len(got) == 0 || got[0].Class != tc.class {
+			t.Errorf("%q: first finding %v, want %s", tc.line, ruleIDs(got), tc.class)
+		}
+	}
+}
+
+// Wordings found by reading each message's source across the release
+// tags (synthetic lines built from those format strings).
+func TestMessageVariantsAcrossVersions(t *testing.T) {
+	cases := []struct{ name, log, class string }{
+		{"KRaft unformatted dir, 2.8 .. trunk wording",
+			"[2025-01-01 00:00:00,000] ERROR Exiting Kafka due to fatal exception (kafka.Kafka$)\njava.lang.RuntimeException: No `meta.properties` found in /var/lib/kafka/data (have you run `kafka-storage.sh` to format the directory?)\n",
+			"storage-not-formatted"},
+		{"KRaft unformatted dir, 3.7+ wording",
+			"java.lang.RuntimeException: No readable meta.properties files found.\n", "storage-not-formatted"},
+		{"inconsistent voter set answered by a peer (KafkaRaftClient 2.8 .. 3.8)",
+			"java.lang.IllegalStateException: Received error indicating inconsistent voter sets\n", "kraft-voter-set-mismatch"},
+		{"node id, 3.7+ wording",
+			"java.lang.RuntimeException: Stored node id 2 doesn't match previous node id 1 in /var/lib/kafka/data/meta.properties. If you moved your data, make sure your configured node id matches. If you intend to create a new node, you should remove all data in your data directories.\n",
+			"node-id-mismatch"},
+		{"checkpoint, 3.3+ bracket wording",
+			"java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/recovery-point-offset-checkpoint]: x\n", "corrupt-checkpoint-file"},
+	}
+	for _, tc := range cases {
+		got := Default().Diagnose(Snapshot{Log: tc.log})
+		if len(got) == 0 || got[0].Class != tc.class {
+			t.Errorf("%s: first finding %v, want %s", tc.name, ruleIDs(got), tc.class)
+		}
+	}
+}
