@@ -57,9 +57,10 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 		Workers: 4, Cluster: h.cluster, Diagnoser: seedDiagnoser{}, Repairer: h.repairer,
 		// Most tests diagnose the same pod again and want a new message
 		// each time; the sharing tests (coalesce_test.go) turn it on.
-		ShareWindow: -1,
-		Logger:      slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Clock:       h.clock.Now, PingInterval: 5 * time.Second,
+		ShareWindow:      -1,
+		ApprovalChannels: []string{channel},
+		Logger:           slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:            h.clock.Now, PingInterval: 5 * time.Second,
 	}
 	if mutate != nil {
 		mutate(&opts)
@@ -320,7 +321,6 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 			return requester, channel
 		}, "someone else has to approve", func(o *Options) {
 			o.Approvers = append(o.Approvers, requester)
-			o.ForbidSelfApproval = true
 		}},
 		{"stranger rejecting", func(h *harness, m slackemu.Message, _ string) (string, string) {
 			h.click(m, actionReject, stranger)
