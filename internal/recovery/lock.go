@@ -186,6 +186,14 @@ func (h *heldLock) Release(ctx context.Context, state string) error {
 	})
 }
 
+// HandOff gives up a running repair's Lease without finishing it, when the
+// bot stops mid-repair: the state stays running and the holder is cleared,
+// so Resume on any replica takes it over at once instead of waiting for the
+// Lease to expire.
+func (h *heldLock) HandOff(ctx context.Context) error {
+	return h.update(ctx, func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = nil })
+}
+
 // update applies change to the Lease and renews it. On a conflict it
 // re-reads the Lease and applies change again only while the Lease is
 // still held by this replica for the same approval.

@@ -445,8 +445,15 @@ func podCrashing(pod *corev1.Pod) bool {
 func (run *repairRun) releaseLeaseStep() Step {
 	return funcStep{
 		describe: "Release the repair lease",
-		done:     func(context.Context) (bool, error) { return run.lock == nil || run.interrupted, nil },
+		done:     func(context.Context) (bool, error) { return run.lock == nil, nil },
 		do: func(ctx context.Context) error {
+			if run.interrupted {
+				// The bot is stopping: the repair stays running for Resume,
+				// and the holder is cleared so that any replica resumes it at
+				// once (a Deployment replaces a deleted pod under a new name,
+				// which would otherwise wait for the Lease to expire).
+				return run.lock.HandOff(ctx)
+			}
 			state := leaseDone
 			if run.failed != nil {
 				state = leaseFailed

@@ -14,17 +14,22 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
+// resumeRecheck bounds how long Resume waits before looking again at a
+// repair another replica holds.
+const resumeRecheck = 15 * time.Second
+
 // Resume finishes the repairs a stopped bot left running. Call it once at
 // start-up, in the background; it returns when no running repair is left
 // to it, or when ctx ends.
 //
 // Which repairs: every repair Lease in state "running" in the namespaces in
 // scope. A Lease held by this replica's own identity (the same replica,
-// restarted) or whose holder stopped renewing it (renew time plus duration,
+// restarted), handed off (no holder: its bot stopped mid-repair and said
+// so), or whose holder stopped renewing it (renew time plus duration,
 // that is the repair timeout plus two minutes, has passed) is taken over at
 // once, with an update guarded by its resourceVersion, so only one replica
 // takes it. A Lease another replica still renews is left to that replica:
-// Resume waits until it would expire and looks again.
+// Resume looks again every resumeRecheck until it is handed off or expires.
 //
 // What it does, reporting in the repair's own Slack thread ("bot restarted
 // during step X") and recording each step like a fresh repair:
@@ -58,7 +63,7 @@ func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadT
 			if tried[key] {
 				continue
 			}
-			if holder(l) != r.opts.Identity && !r.lock.stale(l) {
+			if h := holder(l); h != "" && h != r.opts.Identity && !r.lock.stale(l) {
 				if e := expiry(l); next.IsZero() || e.Before(next) {
 					next = e
 				}
@@ -71,8 +76,11 @@ func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadT
 			return nil
 		}
 		r.opts.Logger.InfoContext(ctx, "a repair is still held by a live bot replica; looking again when its lease expires", "at", next)
+		// Look again at the expiry, or sooner: a holder that stops hands its
+		// Lease off (clears the holder) well before it would expire.
+		wait := min(next.Sub(r.opts.Clock.Now()), resumeRecheck)
 		select {
-		case <-r.opts.Clock.After(next.Sub(r.opts.Clock.Now())):
+		case <-r.opts.Clock.After(wait):
 		case <-ctx.Done():
 			return fmt.Errorf("resuming repairs: %w", context.Cause(ctx))
 		}

@@ -172,6 +172,50 @@ func TestResumeWaitsForALiveHolder(t *testing.T) {
 	}
 }
 
+// TestResumeTakesAHandedOffRepairAtOnce: a repair whose bot stopped
+// mid-repair and handed its Lease off (no holder) is resumed by another
+// replica at once, although the Lease is fresh: a Deployment's replacement
+// pod has a new name and would otherwise wait for the Lease to expire.
+func TestResumeTakesAHandedOffRepairAtOnce(t *testing.T) {
+	c := seedCluster(t)
+	c.extra = append(c.extra, *leftLease(t, "", testStart, "Wait for debug pod"), leftDebugPod(corev1.PodSucceeded))
+	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
+	th := &threads{}
+	if err := h.r.Resume(context.Background(), th.newReporter); err != nil {
+		t.Fatal(err)
+	}
+	if s := th.only(t).summary; s == nil || s.Outcome != OutcomeRepaired {
+		t.Fatalf("summary %+v, want repaired", s)
+	}
+}
+
+// TestResumeLooksAgainBeforeTheLeaseExpires: while another replica holds a
+// repair, Resume re-reads the Lease every resumeRecheck, so a hand-off made
+// after its first look is taken without waiting for the expiry.
+func TestResumeLooksAgainBeforeTheLeaseExpires(t *testing.T) {
+	c := seedCluster(t)
+	c.extra = append(c.extra, *leftLease(t, "bot-b", testStart, "Wait for debug pod"), leftDebugPod(corev1.PodSucceeded))
+	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
+	th := &threads{}
+	done := make(chan error)
+	go func() { done <- h.r.Resume(context.Background(), th.newReporter) }()
+	waitForTimer(t, h)
+	l := h.lease()
+	l.Spec.HolderIdentity = nil // bot-b stops and hands off
+	if err := h.tracker().Update(leasesGVR, l, testNS); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(resumeRecheck)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := th.only(t).summary; s == nil || s.Outcome != OutcomeRepaired {
+		t.Fatalf("summary %+v, want repaired", s)
+	}
+}
+
 func TestResumeLeavesFinishedRepairs(t *testing.T) {
 	c := seedCluster(t)
 	obj := *leftLease(t, "bot-dead", testStart.Add(-time.Hour), "Watch")
@@ -202,8 +246,9 @@ func TestRepairInterruptedThenResumed(t *testing.T) {
 	if s.Outcome != OutcomeFailed || !strings.Contains(s.Text, "the repair lease stays running so a restarted bot resumes it") {
 		t.Fatalf("interrupted repair: %s\n%s", s.Outcome, s.Text)
 	}
-	if l := h.lease(); l.Annotations[annoState] != leaseRunning || holder(l) != "bot-a" {
-		t.Fatalf("lease after the stop: state %q holder %q", l.Annotations[annoState], holder(l))
+	// Handed off: still running, no holder, so any replica resumes it at once.
+	if l := h.lease(); l.Annotations[annoState] != leaseRunning || l.Spec.HolderIdentity != nil {
+		t.Fatalf("lease after the stop: state %q holder %q, want running and handed off (no holder)", l.Annotations[annoState], holder(l))
 	}
 	if strings.Contains(strings.Join(h.writes(), "\n"), "delete pods/") {
 		t.Fatalf("a stopping bot deleted pods: %v", h.writes())
