@@ -237,6 +237,9 @@ patches:
       - op: replace
         path: /data/APPROVERS
         value: %s
+      - op: replace
+        path: /data/APPROVAL_CHANNELS
+        value: %s
       - op: add
         path: /data/SLACK_API_URL
         value: %s
@@ -251,7 +254,7 @@ patches:
         path: /spec/template/spec/containers/0/env/-
         value: {name: KUBERNETES_SERVICE_PORT, value: "6443"}
 `, base, bot.ManifestDigest, slackemu.DefaultAppToken, slackemu.DefaultBotToken, approvalSecret,
-		alertChannel, approver, c.emu.APIURL(), c.nodeIP)
+		alertChannel, approver, channel, c.emu.APIURL(), c.nodeIP)
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func TestSeedIncidentOnARealNode(t *testing.T) {
 	if now.UID == old.UID || !kube.PodReady(now) {
 		t.Errorf("%s after the repair: UID %s (was %s), Ready %v", s.broker, now.UID, old.UID, kube.PodReady(now))
 	}
-	debug := pods.debugPods()
+	debug := pods.debugPods(s.broker)
 	if len(debug) != 1 {
 		t.Fatalf("%d debug pods ran, want 1", len(debug))
 	}
@@ -335,13 +335,13 @@ func watchPods(t *testing.T) *podWatch {
 	return pw
 }
 
-// debugPods returns the records of the bot's debug pods.
-func (pw *podWatch) debugPods() []podRecord {
+// debugPods returns the records of the bot's debug pods for broker.
+func (pw *podWatch) debugPods(broker string) []podRecord {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	var out []podRecord
 	for _, r := range pw.pods {
-		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot {
+		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot && strings.HasPrefix(r.pod.Name, "kafkabot-repair-"+broker+"-") {
 			out = append(out, *r)
 		}
 	}

@@ -126,7 +126,8 @@ func (s *scenario) pvName(i int) string {
 	return "realnode-" + s.cluster + "-" + s.layout.volumes[i].template
 }
 
-// writeVolumes lays out the broker's volumes with meta.properties holding
+// writeVolumes lays out the broker's volumes (the controller quorum is nodes
+// 10, 11 and 12 in quorum-state, never the broker) with meta.properties holding
 // storedID in every log dir, and the metadata log in the first one, where
 // the seed divergence is planted when diverged. Files belong to the broker's
 // uid, as a real broker writes them.
@@ -150,7 +151,7 @@ func (s *scenario) writeVolumes(storedID string, diverged bool) {
 			files[filepath.Join(meta, "00000000000057054787-0000000012.checkpoint")] = pseudoRandom("metadata-snapshot", 2048)
 			files[filepath.Join(meta, "leader-epoch-checkpoint")] = []byte("0\n1\n12 57054787\n")
 			files[filepath.Join(meta, "partition.metadata")] = []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
-			files[filepath.Join(meta, "quorum-state")] = []byte(`{"leaderId":1,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":0},{"voterId":1},{"voterId":2}],"data_version":0}` + "\n")
+			files[filepath.Join(meta, "quorum-state")] = []byte(`{"leaderId":11,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":10},{"voterId":11},{"voterId":12}],"data_version":0}` + "\n")
 			if diverged {
 				files[filepath.Join(meta, divergenceMarker)] = []byte("planted by test/realnode\n")
 			}
@@ -412,17 +413,23 @@ func threadTexts(m slackemu.Message) []string {
 	return out
 }
 
-// waitThread waits for a reply containing want in m's thread.
+// waitThread waits for a reply containing want in m's thread. An ephemeral
+// reply to the approver (a refused click) ends the wait at once.
 func waitThread(t *testing.T, m slackemu.Message, want string, timeout time.Duration) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var th []string
+	ephemerals := len(env.emu.Ephemerals(m.Channel, approver))
 	if err := env.emu.WaitFor(ctx, func() bool {
 		th = threadTexts(m)
-		return slices.ContainsFunc(th, func(s string) bool { return strings.Contains(s, want) })
+		return len(env.emu.Ephemerals(m.Channel, approver)) > ephemerals ||
+			slices.ContainsFunc(th, func(s string) bool { return strings.Contains(s, want) })
 	}); err != nil {
 		t.Fatalf("waiting for %q in the thread: %v; the thread so far:\n%s", want, err, strings.Join(th, "\n---\n"))
+	}
+	if e := env.emu.Ephemerals(m.Channel, approver); len(e) > ephemerals {
+		t.Fatalf("the bot answered the approver privately instead: %q", e[len(e)-1].Text)
 	}
 	return th
 }
