@@ -41,7 +41,9 @@ type Config struct {
 	ApprovalTTL        time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
 	ForbidSelfApproval bool          `envconfig:"FORBID_SELF_APPROVAL" default:"false" desc:"refuse approvals by the person who asked for the diagnosis"`
 	DryRun             bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
-	DebugImage         string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
+	DebugImage         string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod, pinned by digest (repo@sha256:...); empty = the broker's own image by the digest the kubelet reported"`
+	AllowRootBroker    bool          `envconfig:"ALLOW_ROOT_BROKER" default:"false" desc:"let the repair debug pod run as root for a broker that runs as uid 0 (the bot's namespace needs the annotation kafkabot.io/allow-root-broker=true too); otherwise such a broker gets the manual runbook"`
+	AcceptNoPolicy     bool          `envconfig:"ACKNOWLEDGE_NO_ADMISSION_POLICY" default:"false" desc:"run repairs even when the startup self-check finds the admission policy not enforced (clusters before Kubernetes 1.30); otherwise repairs are disabled there"`
 	RepairTimeout      time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
 	LogTailBytes       int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
 	LogTailLines       int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`

@@ -70,6 +70,9 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	}
 }
 
+// blockRepairNotice is the block ID of /kafka status's repair notice.
+const blockRepairNotice = "repair-notice"
+
 // runStatus answers /kafka status.
 func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 	pods, err := b.opts.Cluster.KafkaPods(ctx)
@@ -79,6 +82,13 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		return
 	}
 	blocks, fallback := renderStatus(pods, b.clock())
+	if b.opts.RepairNotice != nil {
+		if notice := b.opts.RepairNotice(); notice != "" {
+			// Right under the header: whether repairs can run at all.
+			blocks = append(blocks[:1], append([]slack.Block{section(blockRepairNotice, notice)}, blocks[1:]...)...)
+			fallback = notice + "\n" + fallback
+		}
+	}
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 	}
