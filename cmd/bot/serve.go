@@ -79,6 +79,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		DryRun:     cfg.DryRun,
 		Identity:   replicaIdentity(),
 		Logger:     log,
+		Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 
 		AllowRootBroker: cfg.AllowRootBroker,
 	})
