@@ -306,8 +306,11 @@ func Shapes() []Shape {
 			}, metav1.CreateOptions{DryRun: dryRun})
 			return err
 		}},
-		{Name: "delete a Lease (no code path deletes one)", Layer: ByRBAC, Try: func(ctx context.Context, c Cluster) error {
+		{Name: "delete the operator's leader Lease", Layer: ByPolicy, Says: saysLease, Try: func(ctx context.Context, c Cluster) error {
 			return c.Bot.CoordinationV1().Leases(c.Namespace).Delete(ctx, ForeignLease, metav1.DeleteOptions{DryRun: dryRun})
+		}},
+		{Name: "delete a Lease in the bot's namespace (the leader Lease)", Layer: ByRBAC, Try: func(ctx context.Context, c Cluster) error {
+			return c.Bot.CoordinationV1().Leases(c.BotNamespace).Delete(ctx, "kafkabot-leader", metav1.DeleteOptions{DryRun: dryRun})
 		}},
 
 		// ---- the bot's own namespace ----------------------------------------
