@@ -137,6 +137,8 @@ func TestMessageVariantsAcrossVersions(t *testing.T) {
 			"[2025-01-01 00:00:00,000] FATAL Shutdown broker because none of the specified log dirs from /data/a, /data/b can be created or validated (kafka.log.LogManager)\n", "log-dir-offline"},
 		{"snapshot record replay fault (MetadataLoader 3.6+)",
 			"[2025-01-01 00:00:00,000] ERROR Encountered fatal fault: Error loading metadata log record 12 in snapshot at offset 5000 (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n", "metadata-log-replay-fault"},
+		{"kafka-storage format rejects the cluster id (StorageTool)",
+			"Cluster ID string  does not appear to be a valid UUID: Input string with prefix `` is too short to be decoded as a base64 UUID\n", "storage-not-formatted"},
 		{"checkpoint, 3.3+ bracket wording",
 			"java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/recovery-point-offset-checkpoint]: x\n", "corrupt-checkpoint-file"},
 	}
