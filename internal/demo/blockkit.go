@@ -38,7 +38,12 @@ type kitElement struct {
 	ActionID string          `json:"action_id"`
 	Value    string          `json:"value"`
 	Style    string          `json:"style"`
-	Confirm  *struct {
+	// Options are an overflow menu's choices.
+	Options []struct {
+		Text  kitText `json:"text"`
+		Value string  `json:"value"`
+	} `json:"options"`
+	Confirm *struct {
 		Title   kitText `json:"title"`
 		Text    kitText `json:"text"`
 		Confirm kitText `json:"confirm"`
@@ -99,6 +104,8 @@ func selectBlocks(raw json.RawMessage, ids ...string) (json.RawMessage, error) {
 // Button is an interactive button of a message.
 type Button struct {
 	ActionID, Label, Value, Style string
+	// Options are an overflow menu's choices (its Label is "⋯").
+	Options []string
 	// ConfirmTitle and ConfirmText are the confirm dialog's, if any.
 	ConfirmTitle, ConfirmText string
 }
@@ -112,6 +119,14 @@ func Buttons(raw json.RawMessage) ([]Button, error) {
 	var out []Button
 	for _, b := range blocks {
 		for _, e := range b.Elements {
+			if b.Type == "actions" && e.Type == "overflow" {
+				btn := Button{ActionID: e.ActionID, Label: "⋯"}
+				for _, o := range e.Options {
+					btn.Options = append(btn.Options, o.Text.Text)
+				}
+				out = append(out, btn)
+				continue
+			}
 			if b.Type != "actions" || e.Type != "button" {
 				continue
 			}
@@ -171,6 +186,10 @@ func RenderText(raw json.RawMessage, fallback string, users Users) (string, erro
 		case "actions":
 			var s []string
 			for _, e := range b.Elements {
+				if e.Type == "overflow" {
+					s = append(s, "[ ⋯ ]")
+					continue
+				}
 				s = append(s, "[ "+MrkdwnToText(e.text(), users)+" ]")
 			}
 			parts = append(parts, strings.Join(s, "  "))
@@ -195,10 +214,14 @@ func textOf(t *kitText, users Users) string {
 func displayWidth(s string) int { return len([]rune(s)) }
 
 var (
-	mentionRe = regexp.MustCompile(`<@([A-Z0-9]+)>`)
-	linkRe    = regexp.MustCompile(`<([^<>|]+)\|([^<>]+)>`)
-	boldRe    = regexp.MustCompile(`\*([^*\n]+)\*`)
-	italicRe  = regexp.MustCompile(`(^|[\s(])_([^_\n]+)_($|[\s).,:;])`)
+	// dateRe is a Slack date token; it shows its fallback here (the UTC
+	// time), where Slack shows the reader's own time zone.
+	dateRe        = regexp.MustCompile(`<!date\^\d+\^[^|>]*\|([^>]*)>`)
+	escapedDateRe = regexp.MustCompile(`&lt;!date\^\d+\^[^|&]*\|(.*?)&gt;`)
+	mentionRe     = regexp.MustCompile(`<@([A-Z0-9]+)>`)
+	linkRe        = regexp.MustCompile(`<([^<>|]+)\|([^<>]+)>`)
+	boldRe        = regexp.MustCompile(`\*([^*\n]+)\*`)
+	italicRe      = regexp.MustCompile(`(^|[\s(])_([^_\n]+)_($|[\s).,:;])`)
 	// The same, once the text is HTML-escaped.
 	escapedMentionRe = regexp.MustCompile(`&lt;@([A-Z0-9]+)&gt;`)
 	escapedLinkRe    = regexp.MustCompile(`&lt;([^&|]+)\|(.+?)&gt;`)
@@ -266,7 +289,8 @@ func MrkdwnToText(s string, users Users) string {
 				// The block already ended its last line.
 				sp.text = strings.TrimPrefix(sp.text, "\n")
 			}
-			t := mentionRe.ReplaceAllStringFunc(sp.text, func(m string) string {
+			t := dateRe.ReplaceAllString(sp.text, "$1")
+			t = mentionRe.ReplaceAllStringFunc(t, func(m string) string {
 				return "@" + users.name(mentionRe.FindStringSubmatch(m)[1])
 			})
 			t = linkRe.ReplaceAllString(t, "$2 ($1)")
@@ -290,6 +314,7 @@ func mrkdwnToHTML(s string, users Users) string {
 			b.WriteString("<code>" + html.EscapeString(unescapeSlack(sp.text)) + "</code>")
 		default:
 			t := html.EscapeString(unescapeSlack(sp.text))
+			t = escapedDateRe.ReplaceAllString(t, "$1")
 			// Mentions and links were escaped with the rest: match the escaped form.
 			t = escapedMentionRe.ReplaceAllStringFunc(t, func(m string) string {
 				id := strings.TrimSuffix(strings.TrimPrefix(m, "&lt;@"), "&gt;")
@@ -357,6 +382,10 @@ func RenderHTML(v MessageView) (string, error) {
 		case "actions":
 			body.WriteString(`<div class="actions">`)
 			for _, e := range b.Elements {
+				if e.Type == "overflow" {
+					body.WriteString(`<span class="button overflow">⋮</span>`)
+					continue
+				}
 				body.WriteString(`<span class="button ` + html.EscapeString(e.Style) + `">` + html.EscapeString(e.text()) + `</span>`)
 			}
 			body.WriteString(`</div>`)

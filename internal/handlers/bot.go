@@ -79,6 +79,9 @@ type Options struct {
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
 	Workers int
+	// ClusterName names the Kubernetes cluster in message headers
+	// ("cluster/namespace/pod"); empty leaves it out.
+	ClusterName string
 
 	Cluster   Cluster
 	Diagnoser Diagnoser

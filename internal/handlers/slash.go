@@ -9,6 +9,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // ephemeralResponse is an ack payload shown only to the user who typed the command.
@@ -78,7 +79,8 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
 		return
 	}
-	blocks, fallback := renderStatus(pods, b.clock())
+	msg := slackview.Pods(pods, b.clock())
+	blocks, fallback := msg.Blocks, msg.Fallback
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 	}
@@ -112,7 +114,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	}
 	metrics.Diagnoses.WithLabelValues(rule).Inc()
 	now := b.clock()
-	view := diagnosisView{Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
+	view := slackview.Diagnosis{ClusterName: b.opts.ClusterName, Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && repairable(snap, findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
@@ -129,8 +131,9 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 			view.Token = token
 		}
 	}
-	blocks, fallback := renderDiagnosis(view)
-	ts, err := b.poster.post(ctx, s.Channel, "", blocks, fallback)
+	msg := view.Message()
+	fallback := msg.Fallback
+	ts, err := b.poster.post(ctx, s.Channel, "", msg.Blocks, fallback)
 	if err != nil {
 		if cannotPostHere(err) {
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
@@ -141,8 +144,24 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 		}
 		return
 	}
+	b.postDetails(ctx, s.Channel, ts, view.Details())
 	b.log.Info("diagnosis posted", "audit", true, "user", s.User, "channel", s.Channel, "ts", ts,
 		"namespace", snap.Namespace, "pod", snap.Pod, "rule", rule, "findings", len(findings), "approval_offered", view.Token != "")
+}
+
+// postDetails posts a message's details as the first reply in its thread,
+// through the thread's ordered queue (so nothing about a repair can
+// overtake it), and waits for it (or ctx).
+func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
+	done := b.poster.enqueue(messageKey(channel, ts), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
+			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // tell shows text to one user only.
