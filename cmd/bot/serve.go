@@ -100,6 +100,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		ForbidSelfApproval: cfg.ForbidSelfApproval,
 		DryRun:             cfg.DryRun,
 		Workers:            cfg.Workers,
+		ClusterName:        cfg.ClusterName,
 		Cluster:            cluster,
 		Diagnoser:          engine,
 		Repairer:           repairer,

@@ -338,6 +338,10 @@ type MessageView struct {
 	Blocks       json.RawMessage
 	Fallback     string
 	Users        Users
+	// Replies, when set, shows the thread's reply count under the message.
+	Replies int
+	// Note, when set, is a caption line at the bottom of the page.
+	Note string
 }
 
 // RenderHTML renders a message as a standalone HTML page styled after
@@ -393,7 +397,14 @@ func RenderHTML(v MessageView) (string, error) {
 			body.WriteString(`<div class="context">(` + html.EscapeString(b.Type) + ` block)</div>`)
 		}
 	}
-	return fmt.Sprintf(htmlPage, html.EscapeString(v.Channel), html.EscapeString(v.Author), html.EscapeString(v.Time), body.String()), nil
+	if v.Replies > 0 {
+		fmt.Fprintf(&body, `<div class="replies">💬 %d repl%s</div>`, v.Replies, map[bool]string{true: "y", false: "ies"}[v.Replies == 1])
+	}
+	note := ""
+	if v.Note != "" {
+		note = `<div class="note">` + html.EscapeString(v.Note) + `</div>`
+	}
+	return fmt.Sprintf(htmlPage, html.EscapeString(v.Channel), html.EscapeString(v.Author), html.EscapeString(v.Time), body.String(), note), nil
 }
 
 func textOrEmpty(t *kitText) string {
@@ -431,6 +442,9 @@ code { color: #c01343; background: #f8f8f8; border: 1px solid #ddd; border-radiu
 .button { display: inline-block; border: 1px solid #bbb; border-radius: 4px; padding: 4px 12px; font-weight: 700; font-size: 14px; margin-right: 8px; }
 .button.primary { background: #007a5a; border-color: #007a5a; color: #fff; }
 .button.danger { background: #fff; border-color: #e01e5a; color: #e01e5a; }
+.button.overflow { padding: 4px 8px; }
+.replies { color: #1264a3; font-size: 13px; font-weight: 700; margin: 6px 0; }
+.note { color: #616061; font-size: 12px; padding: 0 20px 12px; font-style: italic; }
 hr { border: none; border-top: 1px solid #ddd; }
 </style></head><body>
 <div class="bar"># %s</div>
@@ -438,5 +452,6 @@ hr { border: none; border-top: 1px solid #ddd; }
 <div><span class="who">%s</span><span class="app">APP</span><span class="time">%s</span></div>
 %s
 </div></div>
+%s
 </body></html>
 `

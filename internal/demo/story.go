@@ -216,6 +216,7 @@ func (s *story) setUp(ctx context.Context) error {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
+		ClusterName: ClusterName,
 	}))
 	if err != nil {
 		return err

@@ -433,7 +433,7 @@ func (b *Bot) renderAlert(a Alert, channel string, now time.Time) (msg, details 
 			msg.Blocks = capBlocks(append(msg.Blocks, sil))
 		}
 	}
-	return msg, view.Details()
+	return msg, av.Details()
 }
 
 func resolvedHeader(label, title string) slack.Block {

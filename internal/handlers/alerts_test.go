@@ -157,7 +157,7 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	text := blockTexts(t, m.Blocks) + blockTexts(t, thread[0].Blocks)
 	for _, want := range []string{
 		"kafka/foobar-kafka-broker-0: KRaft metadata log diverged", "Alert from the health sweep",
-		"CrashLoopBackOff (waiting in CrashLoopBackOff after 37 restarts)", "UnexpectedAppendOffsetException",
+		"*Noticed:* CrashLoopBackOff — waiting in CrashLoopBackOff after 37 restarts", "UnexpectedAppendOffsetException",
 		"*Restarts*\n37", seedPVC, "Found by the health sweep",
 	} {
 		if !strings.Contains(text, want) {
@@ -205,7 +205,7 @@ func TestAlertBanners(t *testing.T) {
 		{"first", func(*Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
 		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing*"}, nil, true},
 		{"changed", func(a *Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
-		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"only the pod's status was read (pods/log forbidden)"}, nil, true},
+		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
 		{"unclassified", func(a *Alert) {
 			a.Findings, a.Title, a.Rule, a.Severity = nil, "", "unclassified", ""
 		}, []string{"🔴 kafka/foobar-kafka-broker-0: CrashLoopBackOff, 37 restarts, no rule matched its log", "none of my rules matched"}, []string{"🟢"}, false},

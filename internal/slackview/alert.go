@@ -59,8 +59,8 @@ func (a Alert) Message() Message {
 	return Message{Blocks: CapBlocks(blocks), Fallback: d.fallback("🚨 Kafka alert: ")}
 }
 
-// banner says this is an alert, how the pod was noticed, since when, and
-// whether it repeats or changed, on one line.
+// banner says this is an alert, how the pod was noticed and since when,
+// on one line; the sweep's wording and the rule are in Details.
 func (a Alert) banner() string {
 	var s strings.Builder
 	switch {
@@ -71,9 +71,24 @@ func (a Alert) banner() string {
 	default:
 		s.WriteString("🚨 *Alert from the health sweep*")
 	}
-	s.WriteString(" · noticed " + EscapeTruncate(cmp.Or(a.Reason, "unhealthy"), 100))
+	s.WriteString(" · noticed " + EscapeTruncate(cmp.Or(a.Reason, "unhealthy"), 60))
+	if !a.StartsAt.IsZero() {
+		s.WriteString(" · firing since " + Date(a.StartsAt, DateTime))
+	}
+	if a.ReadError != "" {
+		s.WriteString(" · ⚠️ only the pod's status was read, so the diagnosis did not see the log")
+	}
+	return s.String()
+}
+
+// Details is the alert's first thread reply: the diagnosis' details under
+// a line saying how the sweep noticed the pod, in its words.
+func (a Alert) Details() Message {
+	d := a.Diagnosis.Details()
+	var s strings.Builder
+	s.WriteString("*Noticed:* " + EscapeTruncate(cmp.Or(a.Reason, "unhealthy"), 100))
 	if a.Detail != "" {
-		s.WriteString(" (" + EscapeTruncate(OneLine(a.Detail), 300) + ")")
+		s.WriteString(" — " + EscapeTruncate(OneLine(a.Detail), 500))
 	}
 	if !a.StartsAt.IsZero() {
 		s.WriteString(" · firing since " + Date(a.StartsAt, DateTime))
@@ -82,7 +97,8 @@ func (a Alert) banner() string {
 		s.WriteString(" · rule " + InlineCode(a.Rule, 120))
 	}
 	if a.ReadError != "" {
-		s.WriteString(" · ⚠️ only the pod's status was read (" + EscapeTruncate(OneLine(a.ReadError), 300) + "), so the diagnosis did not see the log")
+		s.WriteString("\n⚠️ Only the pod's status was read (" + EscapeTruncate(OneLine(a.ReadError), 500) + "), so the diagnosis did not see the log.")
 	}
-	return s.String()
+	d.Blocks = CapBlocks(append([]slack.Block{Section(BlockDetailsAlert, s.String())}, d.Blocks...))
+	return d
 }

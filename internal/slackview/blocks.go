@@ -45,6 +45,7 @@ const (
 	// the IDs above, which the top-level message does not).
 	BlockDetailsFacts   = "kafkabot.details.facts"
 	BlockDetailsContext = "kafkabot.details.context"
+	BlockDetailsAlert   = "kafkabot.details.alert"
 
 	ActionApprove = "kafkabot.approve"
 	ActionReject  = "kafkabot.reject"

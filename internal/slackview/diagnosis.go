@@ -16,7 +16,7 @@ const (
 	maxEvidenceLines    = 12
 	maxEvidenceLineText = 400
 	maxAlsoFindings     = 5
-	maxCauseText        = 160
+	maxCauseText        = 100
 )
 
 // Diagnosis is everything a diagnosis message shows.
@@ -117,36 +117,36 @@ func (d Diagnosis) askText() string {
 		if PodReady(d.Snapshot) {
 			return ""
 		}
-		return "*Your call:* investigate by hand (nothing here can be repaired automatically); the thread has what I read."
+		return "*Decide:* investigate by hand (nothing here can be repaired automatically); the thread has what I read."
 	}
 	f := d.Findings[0]
 	risk := ""
 	if f.Risk != "" {
-		risk = ", risk *" + EscapeMrkdwn(string(f.Risk)) + "*"
+		risk = " · risk *" + EscapeMrkdwn(string(f.Risk)) + "*"
 	}
 	switch {
 	case d.Token != "":
-		return fmt.Sprintf("*Your call:* approve to %s%s; nothing is deleted.", shortRepair(d.Snapshot, f), risk)
+		return fmt.Sprintf("*Decide:* approve to %s · nothing deleted%s", shortRepair(d.Snapshot, f), risk)
 	case f.Remedy.Automated && !Repairable(d.Snapshot, f):
-		return fmt.Sprintf("*Your call:* repair by hand with the runbook in the thread%s. I will not: %s.",
+		return fmt.Sprintf("*Decide:* repair by hand with the runbook in the thread%s. I will not: %s.",
 			risk, EscapeMrkdwn(WhyNoButtons(d.Snapshot, f)))
 	case f.Remedy.Automated:
-		return fmt.Sprintf("*Your call:* repair by hand with the runbook in the thread%s (no approval could be offered).", risk)
+		return fmt.Sprintf("*Decide:* repair by hand with the runbook in the thread%s (no approval could be offered).", risk)
 	}
-	return fmt.Sprintf("*Your call:* follow the runbook in the thread%s; there is no automated repair for this.", risk)
+	return fmt.Sprintf("*Decide:* follow the runbook in the thread%s; there is no automated repair for this.", risk)
 }
 
 // shortRepair is the repair in a few words, for the ask line; the confirm
 // dialog and the details reply say it in full.
 func shortRepair(s diagnose.Snapshot, f diagnose.Finding) string {
-	target := InlineCode(OneLine(f.Remedy.Target), 80)
+	target := InlineCode(OneLine(f.Remedy.Target), 60)
 	switch f.Remedy.Action {
 	case diagnose.ActionMoveMetadataLog, diagnose.ActionMoveForeignDir, diagnose.ActionMoveCheckpointFile:
-		return "move " + target + " out of the log dir to a dated backup on the same volume and restart the broker"
+		return "move " + target + " to a backup on its volume, restart the broker"
 	case diagnose.ActionMoveIndexFiles:
-		return "move the index file " + target + " to a dated backup (Kafka rebuilds it) and restart the broker"
+		return "move the index " + target + " to a backup (Kafka rebuilds it) and restart the broker"
 	}
-	return "run " + InlineCode(f.Remedy.Action, 60) + " on " + target + " and restart the broker"
+	return "run " + InlineCode(f.Remedy.Action, 40) + " on " + target + " and restart the broker"
 }
 
 // firstSentence is s up to the end of its first sentence or clause
