@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,17 +19,23 @@ type explainOptions struct {
 	output string // "text" or "json"
 	role   diagnose.Role
 	rules  string // optional site rules file
+	check  bool   // FILE is a rules file to lint, not a log
 }
 
 // runExplain classifies a Kafka log file offline:
 //
 //	bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-
+//	bot explain --check RULES_FILE
 //
 // The file is streamed, never read whole. No finding is not an error.
+// With --check, FILE is a rules file: it is linted (see checkRules).
 func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	opts, err := parseExplainArgs(args, stderr)
 	if err != nil {
 		return err
+	}
+	if opts.check {
+		return checkRules(opts.file, stdin, stdout)
 	}
 	engine := diagnose.Default()
 	if opts.rules != "" {
@@ -80,6 +87,7 @@ func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-")
+		fmt.Fprintln(stderr, "       bot explain --check RULES_FILE|-    (lint a rules file, with line numbers)")
 		fs.PrintDefaults()
 	}
 	var opts explainOptions
@@ -88,6 +96,7 @@ func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
 	fs.StringVar(&opts.output, "o", "text", "shorthand for --output")
 	fs.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
 	fs.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
+	fs.BoolVar(&opts.check, "check", false, "lint FILE as a rules file (errors and warnings with line numbers) instead of classifying a log")
 
 	file, err := parseOneArg(fs, args, "FILE (use - for standard input)")
 	if err != nil {
@@ -104,6 +113,48 @@ func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
 		return opts, fmt.Errorf("%w: --role must be broker, controller or combined, not %q", errUsage, role)
 	}
 	return opts, nil
+}
+
+// errRulesInvalid is returned by checkRules when a rules file has errors.
+var errRulesInvalid = errors.New("the rules file has errors")
+
+// checkRules lints a rules file and prints one "FILE:LINE: ..." line per
+// issue. Warnings alone do not fail; any error does, and the file would be
+// refused by --rules and by the bot.
+func checkRules(file string, stdin io.Reader, stdout io.Writer) error {
+	name, in := "standard input", stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("opening rules file: %w", err)
+		}
+		defer f.Close()
+		name, in = file, f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, 16<<20))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	var builtin []string
+	if rules, err := diagnose.BuiltinRules(); err == nil {
+		for _, r := range rules {
+			builtin = append(builtin, r.ID)
+		}
+	}
+	errs, warnings := 0, 0
+	for _, issue := range diagnose.LintRules(data, builtin) {
+		fmt.Fprintf(stdout, "%s:%s\n", name, issue)
+		if issue.Warning {
+			warnings++
+		} else {
+			errs++
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %d error(s), %d warning(s)\n", name, errs, warnings)
+	if errs > 0 {
+		return errRulesInvalid
+	}
+	return nil
 }
 
 // countingReader counts bytes read and stops when ctx is done (Ctrl-C on

@@ -144,3 +144,24 @@ func TestExplainErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestExplainCheckLintsARulesFileWithLineNumbers(t *testing.T) {
+	bad := "rules:\n- id: site-x\n  title: t\n  severity: urgent\n  confidence: 0.5\n  risk: none\n  explanation: x\n  match:\n    any: ['(?i)slow']\n  remedy: {label: l, steps: [s]}\n"
+	out, _, err := explain(t, bad, "--check", "-")
+	if !errors.Is(err, errRulesInvalid) {
+		t.Fatalf("err %v, want errRulesInvalid", err)
+	}
+	for _, want := range []string{
+		`standard input:4: rule "site-x": severity: "urgent" is not one of`,
+		`standard input:9: warning: rule "site-x": match.any[0]: has no literal`,
+		"standard input: 1 error(s), 1 warning(s)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	good := "rules:\n- id: site-y\n  title: t\n  severity: high\n  confidence: 0.5\n  risk: none\n  explanation: x\n  match:\n    any: ['VaultAgentException']\n  remedy: {label: l, steps: [s]}\n"
+	if out, _, err := explain(t, good, "--check", "-"); err != nil || !strings.Contains(out, "0 error(s), 0 warning(s)") {
+		t.Errorf("a clean file: err %v, output %s", err, out)
+	}
+}

@@ -75,6 +75,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun,
 		Identity: "cli/" + who + "@" + host, Logger: logger,
+		Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 	})
 	req := recovery.Request{
 		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,

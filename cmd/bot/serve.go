@@ -78,6 +78,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		DryRun:     cfg.DryRun,
 		Identity:   replicaIdentity(),
 		Logger:     log,
+		Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 	})
 
 	// With ALERT_CHANNEL set the health sweep runs beside the bot and

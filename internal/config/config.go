@@ -37,19 +37,20 @@ type Config struct {
 	RestartAlerts  int           `envconfig:"RESTART_ALERT_THRESHOLD" default:"3" desc:"alert on a Kafka pod restarting more than this many times within RESTART_ALERT_WINDOW"`
 	RestartWindow  time.Duration `envconfig:"RESTART_ALERT_WINDOW" default:"10m" desc:"window of RESTART_ALERT_THRESHOLD (and of recent OOMKilled exits)"`
 
-	Approvers          []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
-	ApprovalSecret     string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
-	ApprovalTTL        time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
-	ForbidSelfApproval bool          `envconfig:"FORBID_SELF_APPROVAL" default:"false" desc:"refuse approvals by the person who asked for the diagnosis"`
-	DryRun             bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
-	DebugImage         string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
-	RepairTimeout      time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
-	LogTailBytes       int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
-	LogTailLines       int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
-	RulesFile          string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
-	Workers            int           `envconfig:"WORKERS" default:"8" desc:"background workers for Slack commands and clicks"`
-	LeaderElection     bool          `envconfig:"LEADER_ELECTION" default:"true" desc:"only the leader replica sweeps and alerts"`
-	PodNamespace       string        `envconfig:"POD_NAMESPACE" default:"kafka-bot" desc:"namespace of the bot itself (leases for leadership and alert state)"`
+	Approvers                      []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
+	ApprovalSecret                 string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
+	ApprovalTTL                    time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
+	ForbidSelfApproval             bool          `envconfig:"FORBID_SELF_APPROVAL" default:"false" desc:"refuse approvals by the person who asked for the diagnosis"`
+	DryRun                         bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
+	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
+	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
+	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
+	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
+	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
+	RulesFile                      string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
+	Workers                        int           `envconfig:"WORKERS" default:"8" desc:"background workers for Slack commands and clicks"`
+	LeaderElection                 bool          `envconfig:"LEADER_ELECTION" default:"true" desc:"only the leader replica sweeps and alerts"`
+	PodNamespace                   string        `envconfig:"POD_NAMESPACE" default:"kafka-bot" desc:"namespace of the bot itself (leases for leadership and alert state)"`
 
 	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 	LogFormat string `envconfig:"LOG_FORMAT" default:"auto" desc:"json, text, or auto (json in a pod, text on a terminal)"`

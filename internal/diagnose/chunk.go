@@ -179,14 +179,22 @@ func (e *Engine) classify(ch *chunk) {
 		last = ch.context[len(ch.context)-1]
 	}
 	prev := keptSpan{}
+	// afterKeyword is true on the line after one the filter picked: a
+	// pattern whose keyword was there is retried on the two lines joined
+	// (see scan.pending). The first line of a chunk is taken as such,
+	// since the filter's verdict on the chunk before is not known here;
+	// processing a line the line reader would also process is harmless.
+	afterKeyword := true
 	for pos := 0; pos < len(data); {
 		end, next := len(data), len(data)
 		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
 			end, next = pos+i, pos+i+1
 		}
 		kept := keptLine(data[pos:end], longLine)
+		picked := false
 		if len(kept) > 0 {
-			if (haveLast && f.mayContinue(last, kept[0])) || f.mayContain(kept) {
+			picked = (haveLast && f.mayContinue(last, kept[0])) || f.mayContain(kept)
+			if picked || afterKeyword {
 				before := contextBefore(contextBuf, ch, recent, seen)
 				ch.flagged = append(ch.flagged, flaggedLine{
 					index: ch.lines, start: pos, end: pos + len(kept),
@@ -199,6 +207,7 @@ func (e *Engine) classify(ch *chunk) {
 			seen++
 		}
 		prev = keptSpan{pos, pos + len(kept)}
+		afterKeyword = picked
 		ch.lines++
 		pos = next
 	}
@@ -236,6 +245,27 @@ func (sc *scan) merge(ch *chunk, base int) {
 		sc.process(ch.data[fl.start:fl.end])
 	}
 	sc.lineNo = base + ch.lines
+	// The log's last lines, as runLines keeps them (see logTail).
+	end := len(ch.data)
+	if end > 0 && ch.data[end-1] == '\n' {
+		end--
+	}
+	start, pos := end, end
+	for range maxTailLines {
+		start = bytes.LastIndexByte(ch.data[:pos], '\n') + 1
+		if start == 0 {
+			break
+		}
+		pos = start - 1
+	}
+	for pos = start; pos <= end && pos < len(ch.data); {
+		lineEnd, next := len(ch.data), len(ch.data)
+		if i := bytes.IndexByte(ch.data[pos:], '\n'); i >= 0 {
+			lineEnd, next = pos+i, pos+i+1
+		}
+		sc.tail.add(keptLine(ch.data[pos:lineEnd], ch.longLine))
+		pos = next
+	}
 }
 
 // chunkPool recycles chunks of the usual size across scans.

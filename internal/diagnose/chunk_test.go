@@ -41,13 +41,14 @@ type scanOutcome struct {
 	Rules    []ruleState
 	Matched  []bool
 	Role     roleMarks
+	Tail     []string
 	Lines    int
 	Findings [2][]Finding // for an unknown role and for a broker
 }
 
 func outcomeOf(sc *scan) scanOutcome {
 	return scanOutcome{
-		Rules: sc.rules, Matched: sc.matched, Role: sc.role, Lines: sc.lineNo,
+		Rules: sc.rules, Matched: sc.matched, Role: sc.role, Tail: sc.tail.lines(), Lines: sc.lineNo,
 		Findings: [2][]Finding{sc.findings(&Snapshot{}), sc.findings(&Snapshot{Role: RoleBroker})},
 	}
 }

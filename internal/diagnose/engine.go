@@ -46,6 +46,13 @@ type compiledPattern struct {
 	part     part
 	slot     int // index within the part (All, Downgrades) or role marker kind
 	captures bool
+	// every makes the pattern run on every line that may hold it, not only
+	// until its first match: the offset triage keeps the last occurrence
+	// and the role detector sees every process.roles line.
+	every bool
+	// offsets marks the pattern of a metadata-offsets triage that captures
+	// first, next and logstart together.
+	offsets bool
 }
 
 // patternGroup is one list of a rule's patterns and what it contributes.
@@ -122,10 +129,17 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		if err != nil {
 			return fmt.Errorf("compiling %q: %w", expr, err)
 		}
-		e.patterns = append(e.patterns, &compiledPattern{
+		cp := &compiledPattern{
 			re: re, keywords: requiredLiterals(expr),
 			rule: rule, part: p, slot: slot, captures: re.NumSubexp() > 0,
-		})
+		}
+		if rule >= 0 && rules[rule].Triage == TriageMetadataOffsets && capturesOffsets(re) {
+			cp.offsets, cp.every = true, true
+		}
+		if rule < 0 && slot == markProcessRoles {
+			cp.every = true
+		}
+		e.patterns = append(e.patterns, cp)
 		return nil
 	}
 	for ri, r := range rules {
@@ -181,6 +195,20 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 	return e, nil
 }
 
+// offsetGroups are the capture groups a metadata-offsets triage reads,
+// all from one match.
+var offsetGroups = [3]string{"first", "next", "logstart"}
+
+// capturesOffsets reports whether re captures every offset group.
+func capturesOffsets(re *regexp.Regexp) bool {
+	for _, g := range offsetGroups {
+		if re.SubexpIndex(g) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Rules returns the engine's rules (embedded ones, with site overrides
 // applied, then site additions).
 func (e *Engine) Rules() []Rule {
@@ -205,7 +233,7 @@ func (e *Engine) Diagnose(s Snapshot) []Finding {
 // each rule keeps at most MaxEvidenceLines lines. Its only error is r's.
 func (e *Engine) DiagnoseReader(r io.Reader, s Snapshot) ([]Finding, error) {
 	sc := newScan(e)
-	if err := sc.run(r); err != nil {
+	if err := sc.run(normalizedReader(r)); err != nil {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
 	return sc.findings(&s), nil

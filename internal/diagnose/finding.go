@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -35,9 +34,20 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			cmp.Compare(a.f.Rule, b.f.Rule),
 		)
 	})
-	findings := make([]Finding, len(out))
+	findings := make([]Finding, 0, len(out)+1)
+	if sev, why, sick := sickness(s); sick && !slices.ContainsFunc(out, func(r ranked) bool {
+		return severityRank(r.f.Severity) >= severityRank(SeverityMedium)
+	}) {
+		// Never silent (or green) on a sick pod.
+		findings = append(findings, sc.unclassified(s, sev, why))
+	}
+	seen := make(map[string]bool, len(out))
 	for i := range out {
-		findings[i] = out[i].f
+		if seen[out[i].f.Class] {
+			continue // a better finding of the same class is listed already
+		}
+		seen[out[i].f.Class] = true
+		findings = append(findings, out[i].f)
 	}
 	return findings
 }
@@ -105,6 +115,7 @@ func (r *compiledRule) statusHolds(s *Snapshot, st *ruleState) ([]string, bool) 
 func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, roleSource string) Finding {
 	f := Finding{
 		Rule:       r.ID,
+		Class:      r.ClassID(),
 		Title:      r.Title,
 		Severity:   r.Severity,
 		Confidence: r.Confidence,
@@ -135,6 +146,9 @@ func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, ro
 		}
 	}
 
+	if !r.hasLog() && sc.lineNo == 0 {
+		notes = append(notes, "The container log is empty: this finding comes from the pod status alone.")
+	}
 	auto := r.Remedy.Automated
 	if auto == nil {
 		f.Explanation = strings.Join(notes, "\n\n")
@@ -155,12 +169,16 @@ func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, ro
 
 	allowed := !manualOnly
 	if r.Triage == TriageMetadataOffsets {
-		triage, note := metadataOffsets(st.captures)
+		triage, note := metadataOffsets(st.offsets)
 		f.Offsets = triage
 		notes = append(notes, note)
 		switch {
 		case triage == nil:
 			allowed = false
+		case st.offsetSets > 1 && triage.LocalDivergence:
+			allowed = false
+			notes = append(notes, fmt.Sprintf("The log holds %d different offset sets for __cluster_metadata-0 (the numbers above are the last); "+
+				"the bot cannot tell which one describes the volume now, so the repair is left to a person.", st.offsetSets))
 		case !triage.LocalDivergence && r.Remedy.Escalate != nil:
 			esc := r.Remedy.Escalate
 			notes = append(notes, strings.TrimSpace(esc.Explanation))
@@ -209,17 +227,14 @@ func trimPath(p string, keep int) string {
 	return strings.Join(parts, "/")
 }
 
-// metadataOffsets parses the offsets of an UnexpectedAppendOffsetException
-// and says in a sentence what they mean. It returns nil when one is missing.
-func metadataOffsets(captures map[string]string) (*OffsetTriage, string) {
-	var vals [3]int64
-	for i, name := range []string{"first", "next", "logstart"} {
-		v, err := strconv.ParseInt(captures[name], 10, 64)
-		if err != nil {
-			return nil, "The offsets (First offset, next offset, Log start offset) could not be read from the log, " +
-				"so the bot cannot tell a local divergence from a controller-side problem; the repair is left to a person."
-		}
-		vals[i] = v
+// metadataOffsets says in a sentence what the offsets of the last
+// UnexpectedAppendOffsetException on __cluster_metadata-0 mean. vals is nil
+// when no line (or line and continuation) held all three.
+func metadataOffsets(vals *[3]int64) (*OffsetTriage, string) {
+	if vals == nil {
+		return nil, "The offsets (First offset, next offset, Log start offset) could not all be read from the " +
+			"__cluster_metadata-0 line (or its continuation), so the bot cannot tell a local divergence from a " +
+			"controller-side problem; the repair is left to a person."
 	}
 	t := &OffsetTriage{FirstOffset: vals[0], NextOffset: vals[1], LogStartOffset: vals[2]}
 	t.LocalDivergence = t.NextOffset > t.LogStartOffset

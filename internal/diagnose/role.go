@@ -26,19 +26,40 @@ var roleMarkerPatterns = [markKinds]string{
 // roleMarks records the first line of each marker kind seen in a log.
 type roleMarks struct {
 	line  [markKinds]string
-	roles string // value of process.roles
+	roles string // value of the first process.roles
+	// controllerRoles is the first process.roles line (of any) that lists
+	// the controller role.
+	controllerRoles string
 }
 
 func (m *roleMarks) note(kind int, re *regexp.Regexp, text []byte, loc []int, line []byte) {
+	if kind == markProcessRoles {
+		// Every process.roles line is seen (the pattern runs on each):
+		// one that lists controller is evidence even after a broker one.
+		roles := ""
+		if i := re.SubexpIndex("roles"); i >= 0 && loc[2*i] >= 0 {
+			roles = string(text[loc[2*i]:loc[2*i+1]])
+		}
+		if m.controllerRoles == "" && strings.Contains(roles, "controller") {
+			m.controllerRoles = quoteForSource(line)
+		}
+		if m.line[kind] == "" {
+			m.roles = roles
+		}
+	}
 	if m.line[kind] != "" {
 		return
 	}
 	m.line[kind] = quoteForSource(line)
-	if kind == markProcessRoles {
-		if i := re.SubexpIndex("roles"); i >= 0 && loc[2*i] >= 0 {
-			m.roles = string(text[loc[2*i]:loc[2*i+1]])
-		}
+}
+
+// controllerEvidence returns the first log line that shows a KRaft
+// controller runs in this process, or "".
+func (m *roleMarks) controllerEvidence() string {
+	if m.controllerRoles != "" {
+		return m.controllerRoles
 	}
+	return m.line[markController]
 }
 
 // quoteForSource shortens a log line for the RoleSource field.
@@ -54,7 +75,17 @@ func quoteForSource(line []byte) string {
 // resolveRole decides which role the remedies are for: the Snapshot's role
 // when known, else what the log says, else RoleUnknown. The second result
 // says where the role came from.
+//
+// The log can veto a broker label but never grant one: when the pod says
+// broker and the log shows a controller (process.roles listing controller,
+// ControllerServer or QuorumController lines, a CONTROLLER listener), the
+// role is combined, so no automated remedy is offered (issue 12 item 5).
 func (m *roleMarks) resolveRole(s *Snapshot) (Role, string) {
+	if s.Role == RoleBroker {
+		if ev := m.controllerEvidence(); ev != "" {
+			return RoleCombined, contradictedPrefix + ev
+		}
+	}
 	if s.Role != RoleUnknown {
 		return s.Role, "pod"
 	}
@@ -84,9 +115,16 @@ func (m *roleMarks) resolveRole(s *Snapshot) (Role, string) {
 	return RoleUnknown, "unknown"
 }
 
+// contradictedPrefix starts a RoleSource when the log showed a controller
+// in a pod labelled broker.
+const contradictedPrefix = "pod says broker, but log: "
+
 // describeRole says in a sentence which role a remedy was decided for.
 func describeRole(role Role, source string) string {
 	switch {
+	case strings.HasPrefix(source, contradictedPrefix):
+		return "Node role: the pod is labelled broker, but its log shows a KRaft controller in the same process (" +
+			strings.TrimPrefix(source, contradictedPrefix) + "), so it is treated as a combined broker and controller node."
 	case source == "pod" && role != RoleUnknown:
 		return "Node role: " + string(role) + " (from the pod)."
 	case strings.HasPrefix(source, "log: "):

@@ -11,8 +11,18 @@ import (
 // the built-in ones live in rules.yaml, a site can add or override rules
 // with LoadRulesFile. The JSON tags are the YAML field names.
 type Rule struct {
-	// ID names the failure class, e.g. "metadata-log-offset-mismatch".
+	// ID names the rule, e.g. "metadata-log-offset-mismatch". For most
+	// rules it is also the failure class.
 	ID string `json:"id"`
+	// Class is the failure class (an id of failure-classes.md) the rule
+	// recognises, when it differs from ID: several rules may recognise one
+	// class by different evidence. The engine reports the best finding of
+	// each class only.
+	Class string `json:"class,omitempty"`
+	// Sources say where the rule's patterns come from (file and version of
+	// the program that prints the message), so that the next person can
+	// extend them. They do not change matching.
+	Sources []Source `json:"sources,omitempty"`
 	// Title is a one-line summary for people.
 	Title string `json:"title"`
 	// Severity is how bad the problem is for the pod.
@@ -37,6 +47,25 @@ type Rule struct {
 	Triage string `json:"triage,omitempty"`
 	// Remedy is what to do.
 	Remedy RemedySpec `json:"remedy"`
+}
+
+// Source is where one recognition key of a rule comes from.
+type Source struct {
+	// Key is the message, exception class or structure the patterns look for.
+	Key string `json:"key"`
+	// From is the program file that prints it, e.g.
+	// "apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala".
+	From string `json:"from"`
+	// Versions are the versions the text was checked in, e.g. "2.8.0 .. 3.8.0, trunk".
+	Versions string `json:"versions,omitempty"`
+}
+
+// ClassID returns the failure class the rule recognises (Class, or ID).
+func (r *Rule) ClassID() string {
+	if r.Class != "" {
+		return r.Class
+	}
+	return r.ID
 }
 
 // TriageMetadataOffsets is the Rule.Triage value that parses First offset,
@@ -152,12 +181,40 @@ func severityRank(s Severity) int {
 
 // Validate checks a rule; its error names the rule and the field.
 func (r *Rule) Validate() error {
-	var errs []string
+	problems := r.problems()
+	if len(problems) == 0 {
+		return nil
+	}
+	errs := make([]string, len(problems))
+	for i, p := range problems {
+		errs[i] = p.Field + ": " + p.Message
+	}
+	return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
+}
+
+// Problem is one thing wrong with a rule: the field (a path such as
+// "match.all[0]") and what is wrong with it.
+type Problem struct {
+	Field   string
+	Message string
+}
+
+// problems lists everything wrong with the rule.
+func (r *Rule) problems() []Problem {
+	var errs []Problem
 	fail := func(field, format string, args ...any) {
-		errs = append(errs, field+": "+fmt.Sprintf(format, args...))
+		errs = append(errs, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !ruleIDPattern.MatchString(r.ID) {
 		fail("id", "%q must be lower-case letters, digits and dashes", r.ID)
+	}
+	if r.Class != "" && !ruleIDPattern.MatchString(r.Class) {
+		fail("class", "%q must be lower-case letters, digits and dashes", r.Class)
+	}
+	for i, src := range r.Sources {
+		if strings.TrimSpace(src.Key) == "" || strings.TrimSpace(src.From) == "" {
+			fail(fmt.Sprintf("sources[%d]", i), "needs key and from")
+		}
 	}
 	if strings.TrimSpace(r.Title) == "" {
 		fail("title", "is required")
@@ -226,11 +283,11 @@ func (r *Rule) Validate() error {
 	if r.Triage != "" && r.Triage != TriageMetadataOffsets {
 		fail("triage", "%q is not a known triage (known: %q)", r.Triage, TriageMetadataOffsets)
 	}
-	r.validateRemedy(fail)
-	if len(errs) > 0 {
-		return fmt.Errorf("rule %q: %s", r.ID, strings.Join(errs, "; "))
+	if r.Triage == TriageMetadataOffsets && !r.capturesOffsetsTogether() {
+		fail("triage", "%q needs one all or any pattern that captures the groups first, next and logstart together", r.Triage)
 	}
-	return nil
+	r.validateRemedy(fail)
+	return errs
 }
 
 func (r *Rule) validateRemedy(fail func(field, format string, args ...any)) {
@@ -273,6 +330,17 @@ func (r *Rule) capturesGroup(name string) bool {
 			continue
 		}
 		if re.SubexpIndex(name) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// capturesOffsetsTogether reports whether one all or any pattern captures
+// every group a metadata-offsets triage reads.
+func (r *Rule) capturesOffsetsTogether() bool {
+	for _, p := range append(append([]string(nil), r.Match.All...), r.Match.Any...) {
+		if re, err := regexp.Compile(p); err == nil && capturesOffsets(re) {
 			return true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"regexp"
+	"strconv"
 )
 
 // Limits that keep a scan's memory bounded whatever the log looks like.
@@ -35,6 +37,11 @@ type ruleState struct {
 	specificity  int // distinct patterns that matched
 	captures     map[string]string
 	evidence     []evidenceLine
+	// offsets is the last offset set a metadata-offsets triage pattern
+	// read (nil before the first); offsetSets counts how many times the
+	// set changed from one match to the next (1: one set throughout).
+	offsets    *[3]int64
+	offsetSets int
 }
 
 // scan is the state of one pass over one log.
@@ -50,6 +57,13 @@ type scan struct {
 	cur     []byte
 	joined  []byte
 	role    roleMarks
+	tail    logTail
+	// pending lists the patterns whose keyword was on line pendingLine-1
+	// but which did not match there: they are tried once more on line
+	// pendingLine joined to it, for a message wrapped after its keyword.
+	pending     []int32
+	nextPending []int32
+	pendingLine int
 }
 
 func newScan(e *Engine) *scan {
@@ -108,6 +122,7 @@ func (sc *scan) line(raw []byte) {
 	if len(raw) > MaxLineBytes {
 		raw = raw[:MaxLineBytes]
 	}
+	sc.tail.add(raw)
 	sc.process(raw)
 }
 
@@ -121,9 +136,20 @@ func (sc *scan) process(raw []byte) {
 	for _, p := range sc.e.always {
 		sc.queue1(p)
 	}
-	for _, p := range sc.cands {
-		sc.try(p, raw)
+	own := len(sc.cands)
+	if sc.pendingLine == sc.lineNo {
+		for _, p := range sc.pending {
+			sc.queue1(p)
+		}
 	}
+	sc.nextPending = sc.nextPending[:0]
+	for i, p := range sc.cands {
+		if !sc.try(p, raw) && i < own {
+			sc.nextPending = append(sc.nextPending, p)
+		}
+	}
+	sc.pending, sc.nextPending = sc.nextPending, sc.pending
+	sc.pendingLine = sc.lineNo + 1
 	// Keep a copy: raw may point into the reader's buffer.
 	sc.prev = append(sc.prev[:0], raw...)
 }
@@ -148,10 +174,10 @@ func (sc *scan) queue1(p int32) {
 // wants reports whether running pattern p can still teach us anything:
 // after its first match only line counts (for MinLines) can change.
 func (sc *scan) wants(p int32) bool {
-	if !sc.matched[p] {
+	cp := sc.e.patterns[p]
+	if !sc.matched[p] || cp.every {
 		return true
 	}
-	cp := sc.e.patterns[p]
 	if cp.rule < 0 || (cp.part != partAll && cp.part != partAny) {
 		return false
 	}
@@ -160,8 +186,9 @@ func (sc *scan) wants(p int32) bool {
 }
 
 // try runs pattern p on the line, and on the previous line joined to it
-// when the line alone does not match (a message wrapped in two).
-func (sc *scan) try(p int32, line []byte) {
+// when the line alone does not match (a message wrapped in two). It
+// reports whether the pattern matched.
+func (sc *scan) try(p int32, line []byte) bool {
 	cp := sc.e.patterns[p]
 	text, joined := line, false
 	loc := sc.match(cp, text)
@@ -171,9 +198,10 @@ func (sc *scan) try(p int32, line []byte) {
 		loc = sc.match(cp, text)
 	}
 	if loc == nil {
-		return
+		return false
 	}
 	sc.record(p, cp, text, loc, line, joined)
+	return true
 }
 
 // match returns the submatch indexes (or a non-nil empty slice for a
@@ -214,6 +242,16 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 		st.lines++
 		st.lastLine = sc.lineNo
 	}
+	if cp.offsets {
+		st.noteOffsets(cp.re, text, loc)
+		if !first {
+			// The last occurrence is the one to act on: quote it too.
+			if joined {
+				st.addEvidence(sc.lineNo-1, sc.prev)
+			}
+			st.addEvidence(sc.lineNo, line)
+		}
+	}
 	if !first {
 		return
 	}
@@ -235,6 +273,28 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 		st.addEvidence(sc.lineNo-1, sc.prev)
 	}
 	st.addEvidence(sc.lineNo, line)
+}
+
+// noteOffsets records the offset set of one match of a triage pattern:
+// the last set wins, and sets that differ are counted.
+func (st *ruleState) noteOffsets(re *regexp.Regexp, text []byte, loc []int) {
+	var set [3]int64
+	for i, g := range offsetGroups {
+		j := re.SubexpIndex(g)
+		if loc[2*j] < 0 {
+			return
+		}
+		v, err := strconv.ParseInt(string(text[loc[2*j]:loc[2*j+1]]), 10, 64)
+		if err != nil {
+			// Too large for int64: not an offset Kafka can write.
+			return
+		}
+		set[i] = v
+	}
+	if st.offsets == nil || *st.offsets != set {
+		st.offsetSets++
+	}
+	st.offsets = &set
 }
 
 // addEvidence quotes a line unless it is quoted already or the quota is used.

@@ -166,7 +166,10 @@ type OffsetTriage struct {
 
 // Finding is one diagnosed problem.
 type Finding struct {
-	Rule       string   `json:"rule"`
+	Rule string `json:"rule"`
+	// Class is the failure class the rule recognises (the rule's id unless
+	// the rule names another class); one finding per class is reported.
+	Class      string   `json:"class,omitempty"`
 	Title      string   `json:"title"`
 	Severity   Severity `json:"severity"`
 	Confidence float64  `json:"confidence"`

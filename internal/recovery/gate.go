@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 
@@ -65,6 +66,11 @@ type gateInput struct {
 	loadPeers    func(ctx context.Context) ([]diagnose.Snapshot, error)
 	loadLeases   func(ctx context.Context) ([]coordinationv1.Lease, error)
 	diagnosePeer func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error)
+
+	// now is when the gates run (the Repairer's clock), for "recent".
+	now time.Time
+	// opts are the gates' settings.
+	opts GateOptions
 
 	// warnings are gate notes that do not refuse (shown in the thread).
 	warnings []string
@@ -266,23 +272,67 @@ func checkNoRepair(ctx context.Context, in *gateInput) error {
 	return nil
 }
 
+// GateOptions are the settings of the safety gates.
+type GateOptions struct {
+	// AllowNoVisibleController lets the quorum gate proceed, with a
+	// warning, when the bot sees no controller pod of the cluster
+	// (REPAIR_WITHOUT_VISIBLE_CONTROLLER). By default it refuses.
+	AllowNoVisibleController bool
+}
+
+// SettingNoVisibleController is the setting that lets a repair proceed
+// when no controller is visible; the quorum gate's refusal names it.
+const SettingNoVisibleController = "REPAIR_WITHOUT_VISIBLE_CONTROLLER"
+
+// ClusterKeyOf is the group of pods the gates treat as the broker's
+// cluster (see kube.ClusterKey): peers, the per-cluster lock and the
+// escalation record all use it.
+func ClusterKeyOf(s diagnose.Snapshot) kube.ClusterKey {
+	return kube.ClusterKeyOf(s.Namespace, s.Cluster)
+}
+
 // peersOf returns the other Kafka pods of the broker's cluster: the same
 // namespace and cluster label. Without a cluster label, every Kafka pod of
 // the namespace counts (the conservative reading).
 func peersOf(in *gateInput, all []diagnose.Snapshot) []diagnose.Snapshot {
+	key := ClusterKeyOf(in.snap)
 	var out []diagnose.Snapshot
 	for _, s := range all {
-		if s.Namespace == in.snap.Namespace && s.Pod != in.snap.Pod && (in.snap.Cluster == "" || s.Cluster == in.snap.Cluster) {
+		if s.Pod != in.snap.Pod && key.Includes(s.Namespace, s.Cluster) {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// checkPeers refuses when another node of the cluster crash-loops with the
-// same finding: the same fault on two nodes points at the controllers, and
-// wiping brokers one by one would spread the outage. Only crash-looping
-// peers have their logs read.
+// PeerRecentWindow is how long after its Kafka container last ended a peer
+// still counts as failing, whatever its state now: a crash-looping broker
+// is Running for seconds to minutes in each cycle.
+const PeerRecentWindow = time.Hour
+
+// recentlyFailed reports whether a peer's Kafka container is failing or
+// failed recently: crash-looping, ended now, waiting after restarts, or
+// restarted with its last end inside PeerRecentWindow (or at a time the
+// kubelet no longer reports). Such a peer has its previous log read.
+func recentlyFailed(c *diagnose.ContainerState, now time.Time) bool {
+	switch {
+	case crashLooping(c), c.Terminated != nil:
+		return true
+	case c.RestartCount == 0 && c.LastTerminated == nil:
+		return false
+	case !c.Running:
+		return true // waiting to start again after an end
+	case c.LastTerminated == nil || c.LastTerminated.FinishedAt.IsZero():
+		return true // restarted at a time we cannot tell: count it
+	}
+	return now.Sub(c.LastTerminated.FinishedAt) < PeerRecentWindow
+}
+
+// checkPeers refuses when another node of the cluster failed with the same
+// finding: the same fault on two nodes points at the controllers, and
+// wiping brokers one by one would spread the outage. Every peer that is
+// crash-looping or restarted recently has its previous log read, whatever
+// its state now (a crash-looping peer is Running between crashes).
 func checkPeers(ctx context.Context, in *gateInput) error {
 	all, err := in.loadPeers(ctx)
 	if err != nil {
@@ -290,17 +340,18 @@ func checkPeers(ctx context.Context, in *gateInput) error {
 	}
 	for _, p := range peersOf(in, all) {
 		k := p.Kafka()
-		if k == nil || !crashLooping(k) {
+		if k == nil || !recentlyFailed(k, in.now) {
 			continue
 		}
 		findings, err := in.diagnosePeer(ctx, p)
 		if err != nil {
-			return refuse(GatePeersHealthy, "%s is crash-looping too and could not be diagnosed (%v): not repairing while a peer's state is unknown", p.Pod, err)
+			return refuse(GatePeersHealthy, "%s failed recently too (%s) and could not be diagnosed (%v): not repairing while a peer's state is unknown",
+				p.Pod, describeContainer(k), err)
 		}
 		for _, f := range findings {
 			if f.Rule == in.req.Rule {
-				return refuse(GatePeersHealthy, "%s shows the same fatal error (%s): the cause is likely on the controller side; escalate instead of wiping brokers",
-					p.Pod, f.Rule)
+				return refuse(GatePeersHealthy, "%s shows the same fatal error (%s; now %s): the cause is likely on the controller side; escalate instead of wiping brokers",
+					p.Pod, f.Rule, describeContainer(k))
 			}
 		}
 	}
@@ -310,12 +361,12 @@ func checkPeers(ctx context.Context, in *gateInput) error {
 // checkQuorum refuses when a controller of the cluster the bot can see is
 // not Ready. Peers whose role the bot cannot tell (a Bitnami
 // "controller-eligible" pod may be a controller or a combined node) count
-// as possible controllers: one that is not Ready refuses too. When it sees none (controllers in another namespace, outside
-// KAFKA_NAMESPACES, or roles it cannot tell), it does not refuse but warns
-// in the thread: the offsets gate already tells a controller-side fault
-// from a local one, the move keeps a backup, and a broker that cannot reach
-// a quorum after the repair simply stays un-Ready, which the last step
-// reports; refusing would make the bot useless on every such layout.
+// as possible controllers: one that is not Ready refuses too. When it sees
+// none (controllers in another namespace, outside KAFKA_NAMESPACES, or
+// labelled so the bot cannot group them), it refuses too: it cannot tell
+// whether a wiped broker could catch up. A site with such a layout opts out
+// with REPAIR_WITHOUT_VISIBLE_CONTROLLER=true; then the gate proceeds and
+// warns in the thread.
 func checkQuorum(ctx context.Context, in *gateInput) error {
 	all, err := in.loadPeers(ctx)
 	if err != nil {
@@ -335,9 +386,14 @@ func checkQuorum(ctx context.Context, in *gateInput) error {
 		return refuse(GateQuorumHealthy, "controller (or unknown-role) pod(s) %s of %d seen are not Ready: the quorum may be unhealthy; a wiped broker could not catch up",
 			strings.Join(notReady, ", "), len(controllers))
 	}
+	if len(controllers) == 0 && !in.opts.AllowNoVisibleController {
+		return refuse(GateQuorumHealthy, "no controller pod of cluster %s is visible to the bot, so the controller quorum's health cannot be checked; "+
+			"check `kafka-metadata-quorum describe --status` and repair by hand, or, if the controllers run where the bot cannot see them, "+
+			"set %s=true to let repairs proceed without this check", ClusterKeyOf(in.snap), SettingNoVisibleController)
+	}
 	if len(controllers) == 0 {
-		in.warnings = append(in.warnings, fmt.Sprintf("%s: no controller pod of this cluster is visible to the bot, so quorum health was not checked; "+
-			"check `kafka-metadata-quorum describe --status` if in doubt", GateQuorumHealthy))
+		in.warnings = append(in.warnings, fmt.Sprintf("%s: no controller pod of this cluster is visible to the bot, so quorum health was not checked "+
+			"(%s=true); check `kafka-metadata-quorum describe --status` if in doubt", GateQuorumHealthy, SettingNoVisibleController))
 	}
 	return nil
 }

@@ -54,6 +54,8 @@ type RepairOptions struct {
 	Logs kube.LogReader
 	// Inspector reads pods for the gates (the Kubernetes API when nil).
 	Inspector Inspector
+	// Gates are the safety gates' settings.
+	Gates GateOptions
 }
 
 // Repairer runs approved repairs of crash-looping brokers: it checks the

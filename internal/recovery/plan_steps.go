@@ -79,6 +79,8 @@ func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 		snap:     snap,
 		findings: r.engine.Diagnose(snap),
 		allowed:  r.kc.NamespaceAllowed,
+		now:      r.opts.Clock.Now(),
+		opts:     r.opts.Gates,
 		loadPeers: onceValue(func(ctx context.Context) ([]diagnose.Snapshot, error) {
 			return r.inspect.KafkaPods(ctx)
 		}),

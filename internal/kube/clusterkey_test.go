@@ -1,0 +1,68 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestClusterKeyIncludes(t *testing.T) {
+	tests := []struct {
+		key         ClusterKey
+		ns, cluster string
+		want        bool
+	}{
+		{ClusterKey{"kafka", "foobar"}, "kafka", "foobar", true},
+		{ClusterKey{"kafka", "foobar"}, "kafka", "other", false},
+		{ClusterKey{"kafka", "foobar"}, "kafka", "", false},
+		{ClusterKey{"kafka", "foobar"}, "kafka-2", "foobar", false},
+		{ClusterKey{"kafka", ""}, "kafka", "foobar", true}, // no label: every pod of the namespace
+		{ClusterKey{"kafka", ""}, "kafka", "", true},
+		{ClusterKey{"kafka", ""}, "other", "", false},
+	}
+	for _, tc := range tests {
+		if got := tc.key.Includes(tc.ns, tc.cluster); got != tc.want {
+			t.Errorf("%s.Includes(%s, %q) = %t, want %t", tc.key, tc.ns, tc.cluster, got, tc.want)
+		}
+	}
+}
+
+func TestClusterKeyKeyIsUniqueAndValid(t *testing.T) {
+	long := strings.Repeat("a-very-long-cluster-name-", 4)
+	clusters := []string{"", "foobar", "FooBar", "foo.bar", "foo_bar", "foo-bar", "all", long, long + "x", "---", "Ä"}
+	seen := map[string]string{}
+	for _, c := range clusters {
+		k := ClusterKey{Namespace: "kafka", Cluster: c}.Key()
+		if len(k) > maxKeyLen || len(validation.IsDNS1123Label(k)) > 0 {
+			t.Errorf("key of %q = %q: not a DNS label of at most %d characters", c, k, maxKeyLen)
+		}
+		if len("kafkabot-escalated-"+k) > 63 {
+			t.Errorf("kafkabot-escalated-%s is longer than 63", k)
+		}
+		if other, dup := seen[k]; dup {
+			t.Errorf("clusters %q and %q share key %q", c, other, k)
+		}
+		seen[k] = c
+	}
+	if k := (ClusterKey{Namespace: "kafka", Cluster: "foobar"}).Key(); !strings.HasPrefix(k, "foobar-") {
+		t.Errorf("key %q does not start with the readable cluster name", k)
+	}
+	if a, b := (ClusterKey{"ns1", "foobar"}).Key(), (ClusterKey{"ns2", "foobar"}).Key(); a != b {
+		t.Errorf("the key depends on the namespace (%q, %q); it names the cluster inside its namespace", a, b)
+	}
+}
+
+func TestParseClusterKey(t *testing.T) {
+	for _, k := range []ClusterKey{{"kafka", "foobar"}, {"kafka", ""}} {
+		got, err := ParseClusterKey(k.String())
+		if err != nil || got != k {
+			t.Errorf("ParseClusterKey(%q) = %v, %v; want %v", k.String(), got, err, k)
+		}
+	}
+	for _, bad := range []string{"", "kafka", "/foobar", "kafka/", "a/b/c"} {
+		if _, err := ParseClusterKey(bad); err == nil {
+			t.Errorf("ParseClusterKey(%q) accepted", bad)
+		}
+	}
+}
