@@ -56,7 +56,7 @@ func runChild() error {
 	cluster := kube.New(view, kube.Options{Namespaces: []string{kafkaNS}})
 	bot, err := handlers.New(handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: os.Getenv(childAPIURL),
-		ApprovalSecret: approvalSecret, Approvers: []string{approver}, Workers: childWorkers,
+		ApprovalSecret: approvalSecret, Approvers: []string{approver}, Workers: childWorkers, ApprovalChannels: []string{channel},
 		Cluster: cluster, Diagnoser: diagnose.Default(), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

@@ -107,19 +107,24 @@ func parseRepairArgs(args []string) (repairArgs, error) {
 	return a, nil
 }
 
-// automatedFinding returns the first finding the bot can repair itself.
+// automatedFinding returns the top finding when the bot can repair it
+// itself, as Slack offers Approve only on the top finding: a lower finding
+// is a symptom or a second opinion, and repairing it while the top one
+// needs a person would act on the wrong cause.
 func automatedFinding(pod string, findings []diagnose.Finding) (diagnose.Finding, error) {
-	var rules []string
-	for _, f := range findings {
-		if f.Remedy.Automated {
-			return f, nil
-		}
-		rules = append(rules, f.Rule)
-	}
-	if len(rules) == 0 {
+	if len(findings) == 0 {
 		return diagnose.Finding{}, fmt.Errorf("nothing to repair on %s: no finding (see bot diagnose)", pod)
 	}
-	return diagnose.Finding{}, fmt.Errorf("no automated repair for %s: its findings (%s) need a person; see bot diagnose", pod, strings.Join(rules, ", "))
+	top := findings[0]
+	if top.Remedy.Automated {
+		return top, nil
+	}
+	rules := make([]string, 0, len(findings))
+	for _, f := range findings {
+		rules = append(rules, f.Rule)
+	}
+	return diagnose.Finding{}, fmt.Errorf("no automated repair for %s: its top finding %s needs a person (findings: %s); see bot diagnose",
+		pod, top.Rule, strings.Join(rules, ", "))
 }
 
 // printRepairPlan prints what the repair will do, before asking.

@@ -47,14 +47,29 @@ func TestRunRepairUsageError(t *testing.T) {
 func TestAutomatedFinding(t *testing.T) {
 	manual := diagnose.Finding{Rule: "heap-oom"}
 	auto := diagnose.Finding{Rule: "metadata-log-offset-mismatch", Remedy: diagnose.Remedy{Automated: true, Action: diagnose.ActionMoveMetadataLog}}
-	if f, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual, auto}); err != nil || f.Rule != auto.Rule {
-		t.Errorf("automatedFinding = %v, %v; want the automated one", f.Rule, err)
+	if f, err := automatedFinding("kafka/b-0", []diagnose.Finding{auto, manual}); err != nil || f.Rule != auto.Rule {
+		t.Errorf("automatedFinding = %v, %v; want the automated top finding", f.Rule, err)
 	}
-	if _, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual}); err == nil || !strings.Contains(err.Error(), "(heap-oom) need a person") {
+	if _, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual}); err == nil || !strings.Contains(err.Error(), "top finding heap-oom needs a person") {
 		t.Errorf("manual only: %v", err)
 	}
 	if _, err := automatedFinding("kafka/b-0", nil); err == nil || !strings.Contains(err.Error(), "no finding") {
 		t.Errorf("none: %v", err)
+	}
+}
+
+// TestSafety11_CLIRepairsTopFindingOnly: Slack offers Approve only on the
+// top finding; before the fix `bot repair` skipped a manual top finding and
+// repaired the first automated one below it.
+func TestSafety11_CLIRepairsTopFindingOnly(t *testing.T) {
+	manual := diagnose.Finding{Rule: "heap-oom"}
+	auto := diagnose.Finding{Rule: "metadata-log-offset-mismatch", Remedy: diagnose.Remedy{Automated: true, Action: diagnose.ActionMoveMetadataLog}}
+	f, err := automatedFinding("kafka/b-0", []diagnose.Finding{manual, auto})
+	if err == nil {
+		t.Fatalf("automatedFinding chose %s below a manual top finding; want a refusal", f.Rule)
+	}
+	if !strings.Contains(err.Error(), "heap-oom") {
+		t.Errorf("the refusal does not name the top finding: %v", err)
 	}
 }
 

@@ -40,7 +40,9 @@ type Config struct {
 	Approvers                      []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
 	ApprovalSecret                 string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
 	ApprovalTTL                    time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
-	ForbidSelfApproval             bool          `envconfig:"FORBID_SELF_APPROVAL" default:"false" desc:"refuse approvals by the person who asked for the diagnosis"`
+	ForbidSelfApproval             bool          `envconfig:"FORBID_SELF_APPROVAL" default:"true" desc:"refuse approvals by the person who asked for the diagnosis (false lets them approve their own)"`
+	RequiredApprovals              int           `envconfig:"REQUIRED_APPROVALS" default:"1" desc:"distinct approvers a repair needs; with 2 the first Approve is recorded (the message says 1 of 2) and the second starts the repair"`
+	ApprovalChannels               []string      `envconfig:"APPROVAL_CHANNELS" desc:"comma list of channel IDs where Approve counts, besides ALERT_CHANNEL; anywhere else (other channels, DMs) it is refused"`
 	DryRun                         bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
 	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
@@ -65,6 +67,7 @@ func Load() (*Config, error) {
 	}
 	c.KafkaNamespaces = trimList(c.KafkaNamespaces)
 	c.Approvers = trimList(c.Approvers)
+	c.ApprovalChannels = trimList(c.ApprovalChannels)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -122,6 +125,22 @@ func (c *Config) Validate() error {
 	for _, a := range c.Approvers {
 		if !isSlackUserID(a) {
 			return fmt.Errorf("APPROVERS: %q is not a Slack user ID (like U012ABCDEF)", a)
+		}
+	}
+	return c.validateApprovals()
+}
+
+// validateApprovals checks who may approve, how many, and where.
+func (c *Config) validateApprovals() error {
+	if c.RequiredApprovals < 1 {
+		return fmt.Errorf("REQUIRED_APPROVALS %d: want at least 1", c.RequiredApprovals)
+	}
+	if c.RequiredApprovals > 1 && c.RequiredApprovals > len(c.Approvers) {
+		return fmt.Errorf("REQUIRED_APPROVALS %d: APPROVERS lists only %d people, so no repair could ever be approved", c.RequiredApprovals, len(c.Approvers))
+	}
+	for _, ch := range c.ApprovalChannels {
+		if !isSlackChannelID(ch) {
+			return fmt.Errorf("APPROVAL_CHANNELS: %q is not a channel ID (like C012ABCDEF); DMs cannot be approval channels", ch)
 		}
 	}
 	return nil

@@ -216,7 +216,8 @@ func (s *story) setUp(ctx context.Context) error {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
-		ClusterName: ClusterName,
+		ClusterName:      ClusterName,
+		ApprovalChannels: []string{Channel}, Decisions: kc.Decisions(),
 	}))
 	if err != nil {
 		return err

@@ -73,8 +73,21 @@ type Options struct {
 	ApprovalTTL time.Duration
 	// Approvers are the Slack user IDs allowed to approve repairs.
 	Approvers []string
-	// ForbidSelfApproval refuses approvals by the diagnosis' requester.
-	ForbidSelfApproval bool
+	// AllowSelfApproval lets the person who asked for a diagnosis approve
+	// its repair; by default someone else must (FORBID_SELF_APPROVAL).
+	AllowSelfApproval bool
+	// RequiredApprovals is the number of distinct approvers a repair
+	// needs (default 1). With 2, the first Approve is recorded and the
+	// message says "1 of 2"; the second starts the repair.
+	RequiredApprovals int
+	// ApprovalChannels are the channels whose Approve buttons are honoured,
+	// besides the alert channel of Alerts (APPROVAL_CHANNELS). An Approve
+	// anywhere else (another channel, a DM) is refused.
+	ApprovalChannels []string
+	// Decisions records every click in a durable record shared by all
+	// replicas before the bot acts (*kube.DecisionStore). Nil means an
+	// in-memory record: one replica only (tests; bot serve always sets it).
+	Decisions Decisions
 	// DryRun asks the Repairer to stop before the first write.
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
@@ -110,12 +123,11 @@ type Options struct {
 
 // Bounds of the bot's in-memory state and timings.
 const (
-	seenEnvelopes    = 4096
-	decidedApprovals = 4096
-	ackTimeout       = 2 * time.Second
-	commandTimeout   = 90 * time.Second
-	defaultWorkers   = 8
-	defaultTTL       = 30 * time.Minute
+	seenEnvelopes  = 4096
+	ackTimeout     = 2 * time.Second
+	commandTimeout = 90 * time.Second
+	defaultWorkers = 8
+	defaultTTL     = 30 * time.Minute
 )
 
 // Bot is the Slack bot. Create it with New and start it with Run.
@@ -131,20 +143,15 @@ type Bot struct {
 	connected atomic.Bool
 	started   atomic.Bool
 
-	slots   chan struct{} // worker pool: one token per running job
-	wg      sync.WaitGroup
-	seen    *lru[string, struct{}]
-	decided *lru[string, decisionRecord]
+	slots     chan struct{} // worker pool: one token per running job
+	wg        sync.WaitGroup
+	seen      *lru[string, struct{}]
+	decisions Decisions
+	// approvalChannels are the channels whose Approve clicks are honoured.
+	approvalChannels map[string]bool
 	// messages are the live copies of messages this process posted or saw
 	// clicked (alerts, diagnoses), by channel/ts.
 	messages *lru[string, *parentMessage]
-}
-
-// decisionRecord is who decided an approval, and how.
-type decisionRecord struct {
-	User    string
-	Approve bool
-	At      time.Time
 }
 
 // New checks opts and builds a Bot; it does not connect.
@@ -160,6 +167,8 @@ func New(opts Options) (*Bot, error) {
 		return nil, errors.New("handlers: no Cluster")
 	case opts.Diagnoser == nil:
 		return nil, errors.New("handlers: no Diagnoser")
+	case opts.RequiredApprovals > 1 && opts.RequiredApprovals > len(opts.Approvers):
+		return nil, fmt.Errorf("handlers: %d approvals required but only %d approvers", opts.RequiredApprovals, len(opts.Approvers))
 	}
 	if opts.ApprovalTTL <= 0 {
 		opts.ApprovalTTL = defaultTTL
@@ -180,7 +189,7 @@ func New(opts Options) (*Bot, error) {
 		approvers: map[string]bool{},
 		slots:     make(chan struct{}, opts.Workers),
 		seen:      newLRU[string, struct{}](seenEnvelopes),
-		decided:   newLRU[string, decisionRecord](decidedApprovals),
+		decisions: opts.Decisions,
 		messages:  newLRU[string, *parentMessage](alertMessages),
 	}
 	if opts.Alerts != nil {
@@ -190,6 +199,19 @@ func New(opts Options) (*Bot, error) {
 	}
 	for _, a := range opts.Approvers {
 		b.approvers[a] = true
+	}
+	if opts.RequiredApprovals <= 0 {
+		b.opts.RequiredApprovals = 1
+	}
+	if b.decisions == nil {
+		b.decisions = newMemoryDecisions()
+	}
+	b.approvalChannels = map[string]bool{}
+	for _, c := range opts.ApprovalChannels {
+		b.approvalChannels[c] = true
+	}
+	if opts.Alerts != nil && opts.Alerts.channel != "" {
+		b.approvalChannels[opts.Alerts.channel] = true
 	}
 	hc := opts.HTTPClient
 	if hc == nil {

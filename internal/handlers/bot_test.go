@@ -55,8 +55,9 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: testSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: h.cluster, Diagnoser: seedDiagnoser{}, Repairer: h.repairer,
-		Logger: slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Clock:  h.clock.Now, PingInterval: 5 * time.Second,
+		ApprovalChannels: []string{channel},
+		Logger:           slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:            h.clock.Now, PingInterval: 5 * time.Second,
 	}
 	if mutate != nil {
 		mutate(&opts)
@@ -336,7 +337,6 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 			return requester, channel
 		}, "someone else has to approve", func(o *Options) {
 			o.Approvers = append(o.Approvers, requester)
-			o.ForbidSelfApproval = true
 		}},
 		{"stranger rejecting", func(h *harness, m slackemu.Message, _ string) (string, string) {
 			h.click(m, actionReject, stranger)

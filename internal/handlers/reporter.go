@@ -38,14 +38,14 @@ type ThreadReporter struct {
 	last <-chan struct{}
 	// The checklist: its head line, steps, when each running step
 	// started, and a version bumped on every change.
-	head                string
-	approver, requester string
-	begun               time.Time
-	steps               []slackview.Step
-	startedAt           map[int]time.Time
-	version             int
-	done                bool
-	notes               []slackview.Note
+	head      string
+	people    []string
+	begun     time.Time
+	steps     []slackview.Step
+	startedAt map[int]time.Time
+	version   int
+	done      bool
+	notes     []slackview.Note
 	// progressTS is the checklist reply's ts once posted; only queue jobs
 	// (which run one at a time per thread) touch it.
 	progressTS string
@@ -81,11 +81,12 @@ func (r *ThreadReporter) setLast(done <-chan struct{}) {
 }
 
 // Begin posts the checklist reply with head (mrkdwn: who approved what) as
-// its first line; the steps are added to it as they run. approver and
-// requester are Slack user IDs: the outcome shows them as mentions.
-func (r *ThreadReporter) Begin(head, approver, requester string) {
+// its first line; the steps are added to it as they run. people are the
+// Slack user IDs of the approvers and the requester: the outcome shows
+// them as mentions wherever the repair's summary names them.
+func (r *ThreadReporter) Begin(head string, people ...string) {
 	r.mu.Lock()
-	r.head, r.approver, r.requester = head, approver, requester
+	r.head, r.people = head, people
 	r.begun = r.clock()
 	r.version++
 	r.mu.Unlock()
@@ -249,7 +250,7 @@ func (r *ThreadReporter) Finish(ctx context.Context, s recovery.Summary) {
 	}
 	anySteps := len(r.steps) > 0 || r.head != ""
 	out := slackview.Outcome{Kind: slackview.OutcomeKind(s.Outcome), Summary: s.Text,
-		Approver: r.approver, Requester: r.requester, Took: took, StepsShown: len(r.steps) > 0, Notes: r.notes}
+		People: r.people, Took: took, StepsShown: len(r.steps) > 0, Notes: r.notes}
 	r.mu.Unlock()
 	if anySteps {
 		r.enqueueProgress(true)

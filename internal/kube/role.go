@@ -135,9 +135,11 @@ func RoleEnvNames() []string {
 //     (KAFKA_CFG_PROCESS_ROLES, KAFKA_PROCESS_ROLES): "broker,controller"
 //     is combined; zookeeper.connect without process.roles is ZooKeeper mode;
 //   - Strimzi labels strimzi.io/broker-role and strimzi.io/controller-role;
-//   - Bitnami label app.kubernetes.io/component: broker or controller-eligible;
-//   - only when none of the above exists, the controlling StatefulSet or
-//     StrimziPodSet name: "…-broker" or "…-controller".
+//   - Bitnami label app.kubernetes.io/component: broker or controller-eligible.
+//
+// The name of the controlling StatefulSet or StrimziPodSet ("…-broker") is
+// not evidence: anyone can name a set of combined nodes "kafka-broker", so a
+// pod with nothing but such a name is RoleUnknown (the source says so).
 //
 // Node id: KAFKA_CFG_NODE_ID, KAFKA_NODE_ID or *BROKER_ID env; Strimzi's
 // pod-name suffix; Bitnami's KAFKA_MIN_ID + pod ordinal.
@@ -156,7 +158,10 @@ func RoleOf(pod *corev1.Pod) (role diagnose.Role, nodeID string, source string) 
 func roleFromClues(pod *corev1.Pod, env map[string]string) (diagnose.Role, string) {
 	clues := roleClues(pod, env)
 	if len(clues) == 0 {
-		return diagnose.RoleUnknown, "unknown (no process.roles env, role label or broker/controller owner)"
+		if owner := roleNamedOwner(pod); owner != "" {
+			return diagnose.RoleUnknown, "unknown (no process.roles env or role label; " + owner + " is only a name, not evidence of role)"
+		}
+		return diagnose.RoleUnknown, "unknown (no process.roles env or role label)"
 	}
 	allowed := roleSetBroker | roleSetController | roleSetCombined | roleSetZooKeeper
 	from := make([]string, len(clues))
@@ -214,9 +219,6 @@ func roleClues(pod *corev1.Pod, env map[string]string) []roleClue {
 			clues = append(clues, roleClue{roleSetController | roleSetCombined, "label app.kubernetes.io/component=controller-eligible"})
 		}
 	}
-	if len(clues) == 0 {
-		clues = ownerRoleClues(pod)
-	}
 	// ZooKeeper mode: a broker without process.roles that is told where
 	// ZooKeeper is.
 	if _, _, hasRoles := firstEnv(env, processRolesEnv); !hasRoles {
@@ -233,22 +235,17 @@ func roleClues(pod *corev1.Pod, env map[string]string) []roleClue {
 	return clues
 }
 
-// ownerRoleClues reads the role from the name of the StatefulSet or
-// StrimziPodSet that controls the pod.
-func ownerRoleClues(pod *corev1.Pod) []roleClue {
+// roleNamedOwner names the StatefulSet or StrimziPodSet controlling the pod
+// when its name looks like a role ("…-broker", "…-controller"), for the
+// explanation only: a name is never taken as the role.
+func roleNamedOwner(pod *corev1.Pod) string {
 	for _, o := range pod.OwnerReferences {
-		if o.Kind != "StatefulSet" && o.Kind != "StrimziPodSet" {
-			continue
-		}
-		from := fmt.Sprintf("owner %s %s", o.Kind, o.Name)
-		switch {
-		case strings.HasSuffix(o.Name, "-broker"):
-			return []roleClue{{roleSetBroker, from}}
-		case strings.HasSuffix(o.Name, "-controller"):
-			return []roleClue{{roleSetController | roleSetCombined, from}}
+		if (o.Kind == "StatefulSet" || o.Kind == "StrimziPodSet") &&
+			(strings.HasSuffix(o.Name, "-broker") || strings.HasSuffix(o.Name, "-controller")) {
+			return fmt.Sprintf("owner %s %s", o.Kind, o.Name)
 		}
 	}
-	return nil
+	return ""
 }
 
 // parseProcessRoles maps a process.roles value to a role set.
@@ -366,4 +363,27 @@ func firstEnv(env map[string]string, names []string) (name, value string, ok boo
 		}
 	}
 	return "", "", false
+}
+
+// clusterIDEnv are the literal env variables that carry a KRaft cluster id
+// in the Bitnami (KAFKA_KRAFT_CLUSTER_ID) and Apache (CLUSTER_ID) images.
+var clusterIDEnv = []string{"KAFKA_KRAFT_CLUSTER_ID", "KAFKA_CLUSTER_ID", "CLUSTER_ID"}
+
+// ClusterIDOf returns the cluster id the pod's Kafka container is told in
+// its literal env, or "" when it is not told one, or told two different
+// ones. The repair script then only checks that the volume's log dirs agree.
+func ClusterIDOf(pod *corev1.Pod) string {
+	env := kafkaLiteralEnv(pod)
+	id := ""
+	for _, name := range clusterIDEnv {
+		v, ok := env[name]
+		if !ok || v == "" {
+			continue
+		}
+		if id != "" && v != id {
+			return ""
+		}
+		id = v
+	}
+	return id
 }

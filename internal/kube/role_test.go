@@ -106,10 +106,6 @@ func TestRoleOf(t *testing.T) {
 			wantSource: []string{"env KAFKA_PROCESS_ROLES=controller, broker", "env KAFKA_NODE_ID"},
 		},
 		{
-			name: "owner StatefulSet name only", pod: rolePlainPod("events-broker-1", "events-broker"),
-			wantRole: diagnose.RoleBroker, wantSource: []string{"owner StatefulSet events-broker"},
-		},
-		{
 			name: "owner name ignored when a label speaks",
 			pod: func() *corev1.Pod {
 				p := bitnamiNoEnv("foobar-kafka-controller-0", "controller-eligible")
@@ -141,7 +137,7 @@ func TestRoleOf(t *testing.T) {
 		},
 		{
 			name: "nothing to go on", pod: rolePlainPod("kafka-0", "kafka"),
-			wantRole: diagnose.RoleUnknown, wantNodeID: "", wantSource: []string{"no process.roles env, role label or broker/controller owner"},
+			wantRole: diagnose.RoleUnknown, wantNodeID: "", wantSource: []string{"no process.roles env or role label"},
 		},
 		{
 			name:     "conflicting node ids: none",
@@ -247,5 +243,41 @@ func TestKafkaContainerNameAnnotation(t *testing.T) {
 	p.Annotations["kubectl.kubernetes.io/default-container"] = "missing"
 	if got := KafkaContainerName(p); got != "kafka" {
 		t.Errorf("annotation naming no container: KafkaContainerName = %q, want kafka", got)
+	}
+}
+
+// TestSafety05_StatefulSetNameIsNotRoleEvidence: a pod whose only clue is
+// its StatefulSet's name ("…-broker") must not be taken for a broker-only
+// node, since a set of combined nodes can carry any name; before the fix
+// RoleOf answered RoleBroker and the automated move was offered.
+func TestSafety05_StatefulSetNameIsNotRoleEvidence(t *testing.T) {
+	for _, owner := range []string{"events-broker", "events-controller"} {
+		pod := rolePlainPod(owner+"-1", owner)
+		role, _, source := RoleOf(pod)
+		if role != diagnose.RoleUnknown {
+			t.Errorf("owner %s alone: role %s, want unknown (source %q)", owner, role, source)
+		}
+		if !strings.Contains(source, "owner StatefulSet "+owner) || !strings.Contains(source, "not evidence") {
+			t.Errorf("owner %s alone: source %q does not say the name is not evidence", owner, source)
+		}
+	}
+}
+
+func TestClusterIDOf(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []corev1.EnvVar
+		want string
+	}{
+		{"bitnami", roleEnv("KAFKA_KRAFT_CLUSTER_ID", "kJg2V9xTRAeZ3vjY0Qh5Mw"), "kJg2V9xTRAeZ3vjY0Qh5Mw"},
+		{"apache", roleEnv("CLUSTER_ID", "p8fFEbKGQ22B6M_Da_vCBw"), "p8fFEbKGQ22B6M_Da_vCBw"},
+		{"two that agree", roleEnv("CLUSTER_ID", "a1", "KAFKA_CLUSTER_ID", "a1"), "a1"},
+		{"two that disagree: none", roleEnv("CLUSTER_ID", "a1", "KAFKA_CLUSTER_ID", "b2"), ""},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := ClusterIDOf(rolePlainPod("kafka-0", "", tt.env...)); got != tt.want {
+			t.Errorf("%s: ClusterIDOf = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

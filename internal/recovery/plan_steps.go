@@ -137,7 +137,11 @@ func (run *repairRun) buildSpecStep() Step {
 				}
 				run.script = ScriptInput{
 					Action: run.req.Action, Target: run.req.Target, NodeID: run.snap.NodeID,
+					ClusterID: kube.ClusterIDOf(broker),
 					MountRoot: DefaultMountRoot, BackupName: BackupName(run.req.ApprovalID, run.r.opts.Clock.Now()),
+				}
+				if !clusterIDRE.MatchString(run.script.ClusterID) {
+					run.script.ClusterID = "" // not a Kafka cluster id: check agreement only
 				}
 			}
 			if err := run.script.Validate(); err != nil {

@@ -12,13 +12,15 @@
 # Bitnami (<root>/data) and Strimzi (<root>/kafka-log<id>) layouts.
 #
 # Shell: POSIX sh (busybox ash, dash, bash). Tools: find, stat, readlink,
-# mkdir, mv, date (busybox applets or coreutils/findutils).
+# mkdir, mv, date, tr (busybox applets or coreutils/findutils).
 #
 # Inputs, environment only, validated by the bot and re-checked below:
 #   KB_ACTION         move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files
 #   KB_TARGET         path relative to the log dir (allowlisted per action)
 #   KB_NODE_ID        expected node.id (KRaft) or broker.id (ZooKeeper mode)
 #   KB_NODE_ID_CHECK  require (default) | skip: only when the bot allowed an unknown id
+#   KB_CLUSTER_ID     expected cluster.id of meta.properties ('' = only check that
+#                     every log dir on the volume holds the same, non-empty one)
 #   KB_MOUNT_ROOT     each claim is mounted at $KB_MOUNT_ROOT/<n>
 #   KB_BACKUP_NAME    kafkabot-backup-<yyyymmddThhmmssZ>[-<id>]
 #   KB_MODE           apply | check (check: every check, no change)
@@ -132,6 +134,7 @@ MODE=${KB_MODE:-}
 TARGET=${KB_TARGET:-}
 NODE_ID=${KB_NODE_ID:-}
 NODE_ID_CHECK=${KB_NODE_ID_CHECK:-require}
+CLUSTER_ID=${KB_CLUSTER_ID:-}
 MOUNT_ROOT=${KB_MOUNT_ROOT:-}
 BACKUP=${KB_BACKUP_NAME:-}
 
@@ -195,6 +198,11 @@ skip) [ -z "$NODE_ID" ] || refuse invalid-input "KB_NODE_ID_CHECK=skip needs an 
 *) refuse invalid-input "KB_NODE_ID_CHECK must be require or skip" ;;
 esac
 
+case $CLUSTER_ID in
+*[!A-Za-z0-9_-]*) refuse invalid-input "KB_CLUSTER_ID has characters outside the allowlist" ;;
+esac
+[ ${#CLUSTER_ID} -le 64 ] || refuse invalid-input "KB_CLUSTER_ID is too long"
+
 [ -d "$MOUNT_ROOT" ] || refuse no-volume "$MOUNT_ROOT does not exist: are the claims mounted?"
 
 # node_id FILE: prints node.id (KRaft) or, without one, broker.id (ZooKeeper mode).
@@ -210,6 +218,34 @@ node_id() {
 	printf '%s' "${nid_node:-$nid_broker}"
 }
 
+# cluster_id FILE: prints the cluster.id of a meta.properties.
+cluster_id() {
+	cid=''
+	while IFS= read -r cid_line || [ -n "$cid_line" ]; do
+		cid_line=${cid_line%"$CR"}
+		case $cid_line in
+		cluster.id=*) cid=${cid_line#cluster.id=} ;;
+		esac
+	done <"$1"
+	printf '%s' "$cid"
+}
+
+# is_voter FILE ID: FILE (a KRaft quorum-state) lists node ID among its
+# currentVoters. The file is one line of JSON; white space is ignored.
+is_voter() {
+	iv_json=$(tr -d ' \t\r\n' <"$1") || return 1
+	case $iv_json in
+	*'"currentVoters":['*) ;;
+	*) return 1 ;; # no list (null, or a newer quorum-state): the voters live in the log
+	esac
+	iv_voters=${iv_json#*'"currentVoters":['}
+	iv_voters=${iv_voters%%]*}
+	case $iv_voters in
+	*'"voterId":'"$2"[!0-9]* | *'"voterId":'"$2") return 0 ;;
+	esac
+	return 1
+}
+
 # measure PATH: sets BYTES and FILES to the apparent size and number of the
 # regular files at or under PATH.
 measure() {
@@ -220,12 +256,12 @@ measure() {
 	done
 }
 
-# backup_path ROOT LOGDIR: where TARGET of LOGDIR goes: the backup folder at
-# the volume root, then the target's path relative to the volume root, so the
-# undo is "mv <root>/<backup>/<rel> <root>/<rel>".
+# backup_path ROOT LOGDIR [ENTRY]: where ENTRY (default TARGET) of LOGDIR
+# goes: the backup folder at the volume root, then the entry's path relative
+# to the volume root, so the undo is "mv <root>/<backup>/<rel> <root>/<rel>".
 backup_path() {
 	bp_rel=${2#"$1"}
-	printf '%s' "$1/$BACKUP$bp_rel/$TARGET"
+	printf '%s' "$1/$BACKUP$bp_rel/${3:-$TARGET}"
 }
 
 # Find the log dirs: directories holding meta.properties, at most two levels
@@ -237,7 +273,7 @@ CLAIMS=$(find "$MOUNT_ROOT" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*')
 
 # HOLDERS: log dirs that hold the target; MOVED: log dirs whose target is
 # already in our backup. One per line.
-LOGDIRS=0 HOLDERS='' MOVED=''
+LOGDIRS=0 HOLDERS='' MOVED='' ALLDIRS=''
 IFS=$NL
 for root in $CLAIMS; do
 	dirs=$(find "$root" -maxdepth 3 \( -name 'kafkabot-backup-*' -o -name lost+found \) -prune \
@@ -246,7 +282,8 @@ for root in $CLAIMS; do
 		[ -f "$meta" ] || continue
 		dir=${meta%/meta.properties}
 		LOGDIRS=$((LOGDIRS + 1))
-		say "log dir: $dir (node id $(node_id "$meta"))"
+		ALLDIRS=$ALLDIRS$dir$NL
+		say "log dir: $dir (node id $(node_id "$meta"), cluster id $(cluster_id "$meta"))"
 		if [ -e "$dir/$TARGET" ] || [ -L "$dir/$TARGET" ]; then
 			HOLDERS=$HOLDERS$dir$NL
 		elif [ -e "$(backup_path "$root" "$dir")" ]; then
@@ -295,11 +332,73 @@ if [ "$NODE_ID_CHECK" = require ]; then
 	[ "$found_id" = "$NODE_ID" ] || refuse node-id-mismatch "$LOGDIR/meta.properties says node $found_id, expected $NODE_ID: wrong volume"
 else
 	say "node id check skipped (the bot did not know the node id)"
+	found_id=$(node_id "$LOGDIR/meta.properties") || found_id=''
 fi
 
-# Idempotent re-run: the target is gone and our backup holds it.
-if [ -z "$HOLDERS" ]; then
+# The disk must belong to the cluster: every log dir of this node holds the
+# same cluster.id (Kafka refuses to start otherwise), and it is the expected
+# one when the bot knows it.
+first_cid=''
+IFS=$NL
+for dir in $ALLDIRS; do
+	cid=$(cluster_id "$dir/meta.properties") || refuse cluster-id-missing "cannot read $dir/meta.properties"
+	[ -n "$cid" ] || refuse cluster-id-missing "$dir/meta.properties has no cluster.id"
+	[ -n "$first_cid" ] || first_cid=$cid
+	[ "$cid" = "$first_cid" ] || refuse cluster-id-mismatch "$dir/meta.properties says cluster $cid, another log dir says $first_cid: volumes of two clusters"
+	if [ -n "$CLUSTER_ID" ] && [ "$cid" != "$CLUSTER_ID" ]; then
+		refuse cluster-id-mismatch "$dir/meta.properties says cluster $cid, expected $CLUSTER_ID: wrong cluster"
+	fi
+done
+unset IFS
+if [ -n "$CLUSTER_ID" ]; then
+	say "cluster id $first_cid is the expected one"
+else
+	say "cluster id $first_cid is the same in all $LOGDIRS log dir(s) (the bot did not know the expected id)"
+fi
+
+# Defence in depth: a node its own quorum-state names as a voter is a
+# controller, whatever the pod's labels say. Its metadata log is part of the
+# quorum's memory; the bot never moves anything on such a node.
+if [ -n "$found_id" ]; then
+	IFS=$NL
+	for dir in $ALLDIRS; do
+		for qs in "$dir/__cluster_metadata-0/quorum-state" "$(backup_path "$ROOT" "$dir" __cluster_metadata-0)/quorum-state"; do
+			if [ -f "$qs" ] && is_voter "$qs" "$found_id"; then
+				refuse node-is-voter "$qs lists node $found_id among the controller quorum's voters: this node is a controller; follow the manual runbook"
+			fi
+		done
+	done
+	unset IFS
+fi
+
+# A segment's offset index goes with its time index (Kafka rebuilds both
+# from the .log): moving one leaves the other, which Kafka may then trust.
+COMP='' COMP_SRC='' COMP_DEST=''
+if [ "$ACTION" = move-index-files ]; then
+	case $TARGET in
+	*.index) COMP=${TARGET%.index}.timeindex ;;
+	*.timeindex) COMP=${TARGET%.timeindex}.index ;;
+	esac
+fi
+if [ -n "$COMP" ] && { [ -e "$LOGDIR/$COMP" ] || [ -L "$LOGDIR/$COMP" ]; }; then
+	COMP_SRC=$LOGDIR/$COMP
+	COMP_DEST=$(backup_path "$ROOT" "$LOGDIR" "$COMP")
+fi
+
+# Idempotent re-run: the target is gone and our backup holds it. A run that
+# stopped between the index and its time index left the second one: move it
+# now, with every check below.
+if [ -z "$HOLDERS" ] && [ -n "$COMP_SRC" ]; then
+	say "$TARGET is already in the backup; its companion $COMP is not: moving it"
+	SRC=$COMP_SRC DEST=$COMP_DEST TARGET=$COMP COMP='' COMP_SRC='' COMP_DEST=''
+	SRC_PARENT=${SRC%/*}
+	DEST_PARENT=${DEST%/*}
+elif [ -z "$HOLDERS" ]; then
 	measure "$DEST"
+	if [ -n "$COMP" ] && [ -f "$(backup_path "$ROOT" "$LOGDIR" "$COMP")" ]; then
+		comp_bytes=$(stat -c %s "$(backup_path "$ROOT" "$LOGDIR" "$COMP")")
+		BYTES=$((BYTES + comp_bytes)) FILES=$((FILES + 1))
+	fi
 	say "$TARGET is already in the backup: $DEST"
 	result already-moved ''
 	exit 0
@@ -312,31 +411,58 @@ if [ "$LOGDIR" = "$ROOT" ] || [ -e "$ROOT/meta.properties" ]; then
 	refuse logdir-is-volume-root "the log dir is the volume root $ROOT: any backup folder on this volume would be inside it; a person must clear it by hand, or point log.dirs at a sub-directory"
 fi
 
-# No symlinks: a rename would move the link, not the data, and a link could
-# point outside the log dir (or outside the volume).
-if [ -L "$SRC" ] || [ -L "$SRC_PARENT" ]; then
-	refuse target-is-symlink "$SRC is a symbolic link (or inside one)"
-fi
+# check_entry SRC DEST ENTRY: the checks every moved entry passes. No
+# symlinks: a rename would move the link, not the data, and a link could
+# point outside the log dir (or outside the volume). Never overwrite or merge
+# into an earlier backup.
+check_entry() {
+	ce_parent=${1%/*}
+	if [ -L "$1" ] || [ -L "$ce_parent" ]; then
+		refuse target-is-symlink "$1 is a symbolic link (or inside one)"
+	fi
+	ce_real=$(readlink -f "$1")
+	[ "$ce_real" = "$real_logdir/$3" ] || refuse target-escapes-logdir "$1 resolves to $ce_real, outside $real_logdir"
+	case $ACTION in
+	move-metadata-log | move-foreign-dir) [ -d "$1" ] || refuse wrong-type "$1 is not a directory" ;;
+	*) [ -f "$1" ] || refuse wrong-type "$1 is not a regular file" ;;
+	esac
+	if [ -e "$2" ] || [ -L "$2" ]; then
+		refuse destination-exists "$2 already exists"
+	fi
+}
+
 real_logdir=$(readlink -f "$LOGDIR")
-real_src=$(readlink -f "$SRC")
-[ "$real_src" = "$real_logdir/$TARGET" ] || refuse target-escapes-logdir "$SRC resolves to $real_src, outside $real_logdir"
+real_root=$(readlink -f "$ROOT")
 case $real_logdir in
-"$(readlink -f "$ROOT")"/*) ;;
+"$real_root"/*) ;;
 *) refuse target-escapes-logdir "$LOGDIR resolves to $real_logdir, outside the volume $ROOT" ;;
 esac
-
-case $ACTION in
-move-metadata-log | move-foreign-dir) [ -d "$SRC" ] || refuse wrong-type "$SRC is not a directory" ;;
-*) [ -f "$SRC" ] || refuse wrong-type "$SRC is not a regular file" ;;
-esac
-
-# Never overwrite or merge into an earlier backup.
 if [ -L "$ROOT/$BACKUP" ] || { [ -e "$ROOT/$BACKUP" ] && [ ! -d "$ROOT/$BACKUP" ]; }; then
 	refuse destination-exists "$ROOT/$BACKUP exists and is not a plain directory"
 fi
-if [ -e "$DEST" ] || [ -L "$DEST" ]; then
-	refuse destination-exists "$DEST already exists"
-fi
+check_entry "$SRC" "$DEST" "$TARGET"
+[ -z "$COMP_SRC" ] || check_entry "$COMP_SRC" "$COMP_DEST" "$COMP"
+
+# no_links_below BASE PATH: no existing component of PATH from BASE down is
+# a symbolic link. A link planted inside an earlier backup folder would
+# otherwise redirect mkdir -p and the rename to wherever it points.
+no_links_below() {
+	nl_path=$1
+	nl_rest=${2#"$1"}
+	while :; do
+		if [ -L "$nl_path" ]; then
+			refuse destination-is-symlink "$nl_path (on the way to the backup destination) is a symbolic link"
+		fi
+		nl_rest=${nl_rest#/}
+		[ -n "$nl_rest" ] || break
+		nl_path=$nl_path/${nl_rest%%/*}
+		case $nl_rest in
+		*/*) nl_rest=/${nl_rest#*/} ;;
+		*) nl_rest='' ;;
+		esac
+	done
+}
+no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"
 
 # One rename(2) is atomic and needs no copy space, but only within one
 # filesystem: across filesystems mv silently copies and deletes instead.
@@ -349,6 +475,10 @@ root_dev=$(stat -c %d "$ROOT")
 [ -w "$ROOT" ] || [ -w "$ROOT/$BACKUP" ] || refuse not-writable "$ROOT is not writable by this pod: check fsGroup"
 
 measure "$SRC"
+if [ -n "$COMP_SRC" ]; then
+	comp_bytes=$(stat -c %s "$COMP_SRC")
+	BYTES=$((BYTES + comp_bytes)) FILES=$((FILES + 1))
+fi
 
 # The backup stays on this volume, so the move frees nothing; the broker then
 # rebuilds what was moved (metadata log re-fetched from the controllers,
@@ -362,18 +492,28 @@ esac
 [ "$free_kib" -ge "$need_kib" ] || refuse no-space "$ROOT has $free_kib KiB free, needs $need_kib KiB: the broker must re-create what is moved; grow the volume first"
 
 if [ "$MODE" = check ]; then
-	say "check passed: would move $SRC ($BYTES bytes, $FILES files) to $DEST; $free_kib KiB free"
+	say "check passed: would move $SRC${COMP_SRC:+ and $COMP_SRC} ($BYTES bytes, $FILES files) to $DEST; $free_kib KiB free"
 	result check-ok ''
 	exit 0
 fi
 
 mkdir -p "$DEST_PARENT"
+no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"
+[ "$(readlink -f "$DEST_PARENT")" = "$real_root${DEST_PARENT#"$ROOT"}" ] ||
+	refuse destination-is-symlink "$DEST_PARENT resolves to $(readlink -f "$DEST_PARENT"), not inside the backup folder"
 [ "$(stat -c %d "$DEST_PARENT")" = "$src_dev" ] || refuse cross-filesystem "$DEST_PARENT is on another filesystem"
 mv "$SRC" "$DEST"
-say "moved $SRC to $DEST ($BYTES bytes, $FILES files)"
+say "moved $SRC to $DEST"
+if [ -n "$COMP_SRC" ]; then
+	mv "$COMP_SRC" "$COMP_DEST"
+	say "moved $COMP_SRC to $COMP_DEST"
+fi
+say "moved $BYTES bytes in $FILES files"
 
 # A short manifest next to the data; appended, so nothing earlier is lost.
 rel=${SRC#"$ROOT"/}
+comp_undo=''
+[ -z "$COMP_SRC" ] || comp_undo="           mv '$BACKUP/${COMP_SRC#"$ROOT"/}' '${COMP_SRC#"$ROOT"/}'"
 # One printf with one redirect, not a { } group: a failing redirect on a
 # simple command does not end the shell, so the warning below can run.
 if ! printf '%s\n' "kafkabot repair backup" \
@@ -388,6 +528,7 @@ if ! printf '%s\n' "kafkabot repair backup" \
 	"           the backup lives at the volume root, outside every log dir." \
 	"undo:      with the broker stopped, from the volume root:" \
 	"           mv '$BACKUP/$rel' '$rel'" \
+	${comp_undo:+"$comp_undo"} \
 	"delete:    this folder, once the broker is healthy and you no longer need it." \
 	"" >>"$ROOT/$BACKUP/README.txt"; then
 	say "warning: could not write $ROOT/$BACKUP/README.txt (the move itself is done)"

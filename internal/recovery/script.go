@@ -35,6 +35,7 @@ const (
 	EnvTarget      = "KB_TARGET"
 	EnvNodeID      = "KB_NODE_ID"
 	EnvNodeIDCheck = "KB_NODE_ID_CHECK"
+	EnvClusterID   = "KB_CLUSTER_ID"
 	EnvMountRoot   = "KB_MOUNT_ROOT"
 	EnvBackupName  = "KB_BACKUP_NAME"
 	EnvMode        = "KB_MODE"
@@ -86,6 +87,7 @@ var (
 	// dir; a "foreign dir" with such a name is not foreign.
 	kafkaNamedRE = regexp.MustCompile(`(-[0-9]+|-delete|-future)$|^__cluster_metadata|^remote-log-index-cache$`)
 	nodeIDRE     = regexp.MustCompile(`^[0-9]{1,10}$`)
+	clusterIDRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{0,64}$`)
 	mountRootRE  = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
 	backupNameRE = regexp.MustCompile(`^kafkabot-backup-[0-9]{8}T[0-9]{6}Z(-[a-z0-9]+)*$`)
 )
@@ -110,6 +112,9 @@ type ScriptInput struct {
 	// checking meta.properties. Only for callers that could not learn the id
 	// and had a person approve that explicitly.
 	SkipNodeIDCheck bool
+	// ClusterID is the cluster.id every meta.properties on the volume must
+	// hold; "" makes the script check only that all log dirs agree.
+	ClusterID string `json:",omitempty"`
 	// MountRoot is where the claims are mounted (DefaultMountRoot).
 	MountRoot string
 	// BackupName is the backup folder at the volume root (see BackupName).
@@ -129,6 +134,9 @@ func (in ScriptInput) Validate() error {
 		errs = append(errs, errors.New("node id is set but its check is skipped: drop one"))
 	case !in.SkipNodeIDCheck && !nodeIDRE.MatchString(in.NodeID):
 		errs = append(errs, fmt.Errorf("node id %q is not a number (an empty id needs SkipNodeIDCheck)", in.NodeID))
+	}
+	if !clusterIDRE.MatchString(in.ClusterID) {
+		errs = append(errs, fmt.Errorf("cluster id %q is not up to 64 of [A-Za-z0-9_-]", in.ClusterID))
 	}
 	if !mountRootRE.MatchString(in.MountRoot) || path.Clean(in.MountRoot) != in.MountRoot || hasDotComponent(in.MountRoot) {
 		errs = append(errs, fmt.Errorf("mount root %q is not a clean absolute path of [A-Za-z0-9._-] components", in.MountRoot))
@@ -207,6 +215,7 @@ func (in ScriptInput) Env() ([]corev1.EnvVar, error) {
 		{Name: EnvTarget, Value: in.Target},
 		{Name: EnvNodeID, Value: in.NodeID},
 		{Name: EnvNodeIDCheck, Value: check},
+		{Name: EnvClusterID, Value: in.ClusterID},
 		{Name: EnvMountRoot, Value: in.MountRoot},
 		{Name: EnvBackupName, Value: in.BackupName},
 		{Name: EnvMode, Value: mode},
@@ -274,6 +283,10 @@ const (
 	ReasonCrossFilesystem    = "cross-filesystem"
 	ReasonNotWritable        = "not-writable"
 	ReasonNoSpace            = "no-space"
+	ReasonClusterIDMissing   = "cluster-id-missing"
+	ReasonClusterIDMismatch  = "cluster-id-mismatch"
+	ReasonNodeIsVoter        = "node-is-voter"
+	ReasonDestIsSymlink      = "destination-is-symlink"
 	ReasonUnexpectedError    = "unexpected-error"
 )
 
@@ -294,6 +307,10 @@ var reasonText = map[string]string{
 	ReasonCrossFilesystem:    "source and backup are on different filesystems, so the move would be a copy",
 	ReasonNotWritable:        "the debug pod cannot write the log dir or the volume root (fsGroup?)",
 	ReasonNoSpace:            "the volume has no room for the broker to rebuild what is moved",
+	ReasonClusterIDMissing:   "a meta.properties on the volume has no cluster.id",
+	ReasonClusterIDMismatch:  "meta.properties belongs to another cluster (or the log dirs disagree): wrong volume",
+	ReasonNodeIsVoter:        "the node's quorum-state lists it as a controller-quorum voter: it is a controller, not a broker-only node",
+	ReasonDestIsSymlink:      "a symbolic link inside the backup folder would redirect the move; nothing was moved",
 	ReasonUnexpectedError:    "a command in the script failed unexpectedly",
 }
 

@@ -269,7 +269,13 @@ func writeLogDir(t testing.TB, root, rel, nodeID, dirID string, withMetadata boo
 		writeFile(t, root, md+"/00000000000057054787.index", segmentBytes("md-index", 80))
 		writeFile(t, root, md+"/00000000000057054787.timeindex", segmentBytes("md-time", 120))
 		writeFile(t, root, md+"/00000000000057054787-0000000012.checkpoint", segmentBytes("md-snap", 2048))
-		writeFile(t, root, md+"/quorum-state", `{"leaderId":1,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":0},{"voterId":1},{"voterId":2}],"data_version":0}`)
+		// The controllers are 0-2, or 3-5 when this node is one of 0-2
+		// (Strimzi numbers its broker pool from 0 too).
+		voters := `[{"voterId":0},{"voterId":1},{"voterId":2}]`
+		if nodeID == "0" || nodeID == "1" || nodeID == "2" {
+			voters = `[{"voterId":3},{"voterId":4},{"voterId":5}]`
+		}
+		writeFile(t, root, md+"/quorum-state", `{"leaderId":1,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":`+voters+`,"data_version":0}`)
 		writeFile(t, root, md+"/leader-epoch-checkpoint", "0\n1\n12 57054787\n")
 		writeFile(t, root, md+"/partition.metadata", "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
 	}
@@ -329,6 +335,9 @@ type scriptCase struct {
 	moves      []move
 	// wantSource/wantDest are the reported paths, relative to m.
 	wantSource, wantDest string
+	// measureToo is one more path counted in the reported size (an index's
+	// time index).
+	measureToo string
 	// twice runs the script again and expects already-moved, tree unchanged.
 	twice bool
 	// failingMv replaces mv with a test double that fails.
@@ -587,8 +596,12 @@ func scriptCases() []scriptCase {
 			name: "index-file-moved", layout: bitnamiLayout,
 			env:        map[string]string{EnvAction: diagnose.ActionMoveIndexFiles, EnvTarget: "orders-0/00000000000000000000.index"},
 			wantStatus: StatusMoved,
-			moves:      []move{{"0/data/orders-0/00000000000000000000.index", bk + "/data/orders-0/00000000000000000000.index"}},
+			moves: []move{
+				{"0/data/orders-0/00000000000000000000.index", bk + "/data/orders-0/00000000000000000000.index"},
+				{"0/data/orders-0/00000000000000000000.timeindex", bk + "/data/orders-0/00000000000000000000.timeindex"},
+			},
 			wantSource: "0/data/orders-0/00000000000000000000.index", wantDest: bk + "/data/orders-0/00000000000000000000.index",
+			measureToo: "0/data/orders-0/00000000000000000000.timeindex",
 		},
 		// The script re-checks its input even though the bot validated it.
 		{name: "script-refuses-dotdot-target", layout: bitnamiLayout,
@@ -777,6 +790,10 @@ func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 			t.Errorf("destination %q, want %q", run.result.Destination, want)
 		}
 		bytes, files := measureTree(before, tc.wantSource)
+		if tc.measureToo != "" {
+			b, f := measureTree(before, tc.measureToo)
+			bytes, files = bytes+b, files+f
+		}
 		if run.result.Bytes != bytes || run.result.Files != files {
 			t.Errorf("reported bytes=%d files=%d, want bytes=%d files=%d", run.result.Bytes, run.result.Files, bytes, files)
 		}
@@ -1030,7 +1047,7 @@ func TestScriptInputEnv(t *testing.T) {
 	}
 	want := map[string]string{
 		EnvAction: diagnose.ActionMoveMetadataLog, EnvTarget: "__cluster_metadata-0", EnvNodeID: "100",
-		EnvNodeIDCheck: "require", EnvMountRoot: DefaultMountRoot, EnvBackupName: testBackup, EnvMode: ModeCheck,
+		EnvNodeIDCheck: "require", EnvClusterID: "", EnvMountRoot: DefaultMountRoot, EnvBackupName: testBackup, EnvMode: ModeCheck,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Env = %v, want %v", got, want)

@@ -159,11 +159,10 @@ func (o OutcomeKind) Alarming() bool {
 // location, the new pod's state, recovery lines, or why it stopped).
 type Outcome struct {
 	Kind OutcomeKind
-	// Summary is the repairer's plain text; user IDs of Approver and
-	// Requester in it are shown as mentions.
-	Summary   string
-	Approver  string
-	Requester string
+	// Summary is the repairer's plain text; the user IDs of People (the
+	// approvers and the requester) in it are shown as mentions.
+	Summary string
+	People  []string
 	// Took is the whole repair's duration (0: unknown).
 	Took time.Duration
 	// StepsShown says a checklist already lists every step with its
@@ -189,7 +188,7 @@ func (o Outcome) Message() Message {
 	}
 	text := head
 	if sum := o.summary(); sum != "" {
-		text += "\n" + MentionIDs(EscapeTruncate(sum, 2800), o.Approver, o.Requester)
+		text += "\n" + MentionIDs(EscapeTruncate(sum, 2800), o.People...)
 	}
 	blocks := []slack.Block{Section(BlockOutcome, text)}
 	for i, n := range o.Notes {

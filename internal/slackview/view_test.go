@@ -141,7 +141,7 @@ func TestGoldenViews(t *testing.T) {
 	failed := progress
 	failed.Steps = append([]slackview.Step(nil), progress.Steps[:3]...)
 	failed.Steps[2].State, failed.Steps[2].Detail = slackview.StepFailed, "pods \"foobar-kafka-broker-0\" is forbidden"
-	outcome := slackview.Outcome{Kind: slackview.OutcomeRepaired, Approver: "U0BOB", Requester: "U0ALICE", Took: 94 * time.Second, StepsShown: true,
+	outcome := slackview.Outcome{Kind: slackview.OutcomeRepaired, People: []string{"U0BOB", "U0ALICE"}, Took: 94 * time.Second, StepsShown: true,
 		Summary: "Repaired kafka/foobar-kafka-broker-0 (move-metadata-log __cluster_metadata-0), approved by U0BOB, requested by U0ALICE.\n" +
 			"Backup: /kafka-data/kafkabot-backup-20250428T083101Z-ab12/data/__cluster_metadata-0 (143575 bytes, 7 files).\n" +
 			"New pod foobar-kafka-broker-0 (UID 0f00): Ready.\nSteps: Re-check done (0s). Total 1m34s.",
@@ -323,7 +323,7 @@ var (
 // a Slack date token, which each reader sees in their own time zone.
 func TestPeopleAreMentionsAndTimesAreDates(t *testing.T) {
 	v := seedView()
-	outcome := slackview.Outcome{Kind: slackview.OutcomeFailed, Approver: "U0BOB", Requester: "U0ALICE",
+	outcome := slackview.Outcome{Kind: slackview.OutcomeFailed, People: []string{"U0BOB", "U0ALICE"},
 		Summary: "Repair of kafka/foobar-kafka-broker-0 stopped: approved by U0BOB, requested by U0ALICE; U0BOBBY and xU0BOB are not people."}
 	for name, blocks := range map[string][]slack.Block{
 		"diagnosis": v.Message().Blocks, "details": v.Details().Blocks, "outcome": outcome.Message().Blocks,

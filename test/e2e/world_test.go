@@ -378,6 +378,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
+		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(),
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }

@@ -1,0 +1,212 @@
+package recovery
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+)
+
+// The on-disk checks of issue 12, each run under real busybox sh (and the
+// system's sh when there is one) against a real directory tree.
+
+// runScriptCases runs cases under every available shell.
+func runScriptCases(t *testing.T, cases []scriptCase) {
+	t.Helper()
+	runners := []shellRunner{busyboxRunner(t)}
+	if sys, ok := systemShRunner(); ok {
+		runners = append(runners, sys)
+	}
+	for _, r := range runners {
+		t.Run(r.name, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) { runScriptCase(t, r, tc) })
+			}
+		})
+	}
+}
+
+// withQuorumState replaces the metadata log's quorum-state of the Bitnami
+// layout (node 100) with qs.
+func withQuorumState(qs string) func(t *testing.T, m string) {
+	return func(t *testing.T, m string) {
+		bitnamiLayout(t, m)
+		writeFile(t, m, "0/data/__cluster_metadata-0/quorum-state", qs)
+	}
+}
+
+// TestSafety05_ScriptRefusesWhenQuorumStateListsNodeAsVoter: whatever the
+// pod's labels said, a node whose own quorum-state names it a voter is a
+// controller, and the script refuses on disk. Before the fix it moved the
+// metadata log of such a node.
+func TestSafety05_ScriptRefusesWhenQuorumStateListsNodeAsVoter(t *testing.T) {
+	bk := "0/" + testBackup
+	metaMove := []move{{"0/data/__cluster_metadata-0", bk + "/data/__cluster_metadata-0"}}
+	runScriptCases(t, []scriptCase{
+		{
+			name:     "voter-in-static-quorum-state",
+			layout:   withQuorumState(`{"leaderId":1,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":100},{"voterId":2}],"data_version":0}`),
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNodeIsVoter,
+		},
+		{
+			name: "voter-with-directory-id-and-white-space",
+			layout: withQuorumState("{\n  \"leaderId\": 1,\n  \"currentVoters\": [ {\"voterId\": 1}, {\"voterId\": 100, \"voterDirectoryId\": \"b0e4Cw8pT3yK1x0zJ2lX9g\"} ],\n" +
+				"  \"data_version\": 1\n}\n"),
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNodeIsVoter,
+		},
+		{
+			name:     "voter-on-a-non-metadata-action",
+			layout:   withQuorumState(`{"currentVoters":[{"voterId":100}],"data_version":0}`),
+			env:      map[string]string{EnvAction: diagnose.ActionMoveCheckpointFile, EnvTarget: "cleaner-offset-checkpoint"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNodeIsVoter,
+		},
+		{
+			// 1000 and 10 are other nodes: only the exact id counts.
+			name:       "other-ids-sharing-digits-are-not-this-node",
+			layout:     withQuorumState(`{"leaderId":1000,"currentVoters":[{"voterId":1000},{"voterId":10},{"voterId":1001}],"data_version":0}`),
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+		},
+		{
+			name:       "no-voter-list-observer",
+			layout:     withQuorumState(`{"leaderId":1,"leaderEpoch":12,"votedId":-1,"currentVoters":null,"data_version":1}`),
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+		},
+	})
+}
+
+// TestSafety11_ScriptChecksClusterID: the approval text promises that the
+// script checks meta.properties' cluster.id; before the fix it read only
+// node.id, so a volume of another cluster with the same node id passed.
+func TestSafety11_ScriptChecksClusterID(t *testing.T) {
+	bk := "0/" + testBackup
+	metaMove := []move{{"0/data/__cluster_metadata-0", bk + "/data/__cluster_metadata-0"}}
+	const id = "kJg2V9xTRAeZ3vjY0Qh5Mw" // what metaProperties writes
+	runScriptCases(t, []scriptCase{
+		{
+			name: "expected-cluster-id-moves", layout: bitnamiLayout,
+			env:        map[string]string{EnvClusterID: id},
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+		},
+		{
+			name: "volume-of-another-cluster-refused", layout: bitnamiLayout,
+			env:      map[string]string{EnvClusterID: "p8fFEbKGQ22B6M_Da_vCBw"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonClusterIDMismatch,
+		},
+		{
+			name: "log-dirs-of-two-clusters-refused",
+			layout: func(t *testing.T, m string) {
+				strimziJBODLayout(t, m)
+				writeFile(t, m, "1/kafka-log0/meta.properties", "node.id=0\ndirectory.id=h2Zc5bN7R0eW1tY3uI9oPq\nversion=1\ncluster.id=p8fFEbKGQ22B6M_Da_vCBw\n")
+			},
+			env:      map[string]string{EnvNodeID: "0"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonClusterIDMismatch,
+		},
+		{
+			name: "no-cluster-id-refused",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				writeFile(t, m, "0/data/meta.properties", "node.id=100\ndirectory.id=b0e4Cw8pT3yK1x0zJ2lX9g\nversion=1\n")
+			},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonClusterIDMissing,
+		},
+		{
+			name: "hostile-cluster-id-input-refused", layout: bitnamiLayout,
+			env:      map[string]string{EnvClusterID: "x;rm -rf /"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonInvalidInput,
+		},
+	})
+}
+
+// TestSafety11_ScriptMovesIndexWithItsTimeIndex: the approval text says the
+// named .index goes with its .timeindex; before the fix only the .index
+// moved. A run that stopped between the two moves finishes the second.
+func TestSafety11_ScriptMovesIndexWithItsTimeIndex(t *testing.T) {
+	bk := "0/" + testBackup
+	idx := "data/orders-0/00000000000000000000.index"
+	tix := "data/orders-0/00000000000000000000.timeindex"
+	env := map[string]string{EnvAction: diagnose.ActionMoveIndexFiles, EnvTarget: "orders-0/00000000000000000000.index"}
+	runScriptCases(t, []scriptCase{
+		{
+			name: "index-and-timeindex-moved", layout: bitnamiLayout, env: env, twice: true,
+			wantStatus: StatusMoved,
+			moves:      []move{{"0/" + idx, bk + "/" + idx}, {"0/" + tix, bk + "/" + tix}},
+			wantSource: "0/" + idx, wantDest: bk + "/" + idx, measureToo: "0/" + tix,
+		},
+		{
+			name: "timeindex-named-moves-the-index-too", layout: bitnamiLayout,
+			env:        map[string]string{EnvAction: diagnose.ActionMoveIndexFiles, EnvTarget: "orders-0/00000000000000000000.timeindex"},
+			wantStatus: StatusMoved,
+			moves:      []move{{"0/" + idx, bk + "/" + idx}, {"0/" + tix, bk + "/" + tix}},
+			wantSource: "0/" + tix, wantDest: bk + "/" + tix, measureToo: "0/" + idx,
+		},
+		{
+			name: "interrupted-after-the-index-moves-the-timeindex",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				mkdir(t, m, bk+"/data/orders-0")
+				if err := os.Rename(filepath.Join(m, "0", idx), filepath.Join(m, bk, idx)); err != nil {
+					t.Fatal(err)
+				}
+			},
+			env: env, wantStatus: StatusMoved,
+			moves:      []move{{"0/" + tix, bk + "/" + tix}},
+			wantSource: "0/" + tix, wantDest: bk + "/" + tix,
+		},
+		{
+			name: "timeindex-symlink-refused-before-anything-moves",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				writeFile(t, m, "outside/x.timeindex", "x")
+				p := filepath.Join(m, "0", tix)
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(m, "outside/x.timeindex"), p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			env:      env,
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonTargetIsSymlink,
+		},
+	})
+}
+
+// TestSafety12_ScriptSymlinkInBackupFolderDoesNotRedirectTheMove: a
+// symbolic link planted inside an existing backup folder (the one a re-run
+// reuses) would make mkdir -p and mv follow it out of the volume. Before the
+// fix the metadata log was renamed through the link.
+func TestSafety12_ScriptSymlinkInBackupFolderDoesNotRedirectTheMove(t *testing.T) {
+	bk := "0/" + testBackup
+	runScriptCases(t, []scriptCase{
+		{
+			name: "link-as-the-log-dir-folder",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				mkdir(t, m, bk)
+				mkdir(t, m, "0/elsewhere")
+				if err := os.Symlink("../elsewhere", filepath.Join(m, bk, "data")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			makesBackupDir: true, // it was planted there before the run
+			wantExit:       2, wantStatus: StatusRefused, wantReason: ReasonDestIsSymlink,
+		},
+		{
+			name: "link-to-another-volume",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				mkdir(t, m, bk)
+				mkdir(t, m, "outside")
+				if err := os.Symlink(filepath.Join(m, "outside"), filepath.Join(m, bk, "data")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			makesBackupDir: true, // it was planted there before the run
+			wantExit:       2, wantStatus: StatusRefused, wantReason: ReasonDestIsSymlink,
+		},
+	})
+}
