@@ -51,6 +51,8 @@ type Config struct {
 	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
 	RulesFile                      string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
 	Workers                        int           `envconfig:"WORKERS" default:"8" desc:"background workers for Slack commands and clicks"`
+	QueueSize                      int           `envconfig:"QUEUE_SIZE" default:"256" desc:"commands and clicks that may wait for a worker, taken round-robin across users; only a full queue refuses (0 = none wait)"`
+	ShareWindow                    time.Duration `envconfig:"DIAGNOSIS_SHARE_WINDOW" default:"1m" desc:"how long a diagnosis answers new requests for the same pod UID and restart count without reading the cluster again (0 = no sharing)"`
 	LeaderElection                 bool          `envconfig:"LEADER_ELECTION" default:"true" desc:"only the leader replica sweeps and alerts"`
 	PodNamespace                   string        `envconfig:"POD_NAMESPACE" default:"kafka-bot" desc:"namespace of the bot itself (leases for leadership and alert state)"`
 
@@ -121,6 +123,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers <= 0 || c.Workers > 256 {
 		return fmt.Errorf("WORKERS %d: want 1..256", c.Workers)
+	}
+	if c.QueueSize < 0 || c.QueueSize > 100000 {
+		return fmt.Errorf("QUEUE_SIZE %d: want 0..100000", c.QueueSize)
+	}
+	if c.ShareWindow < 0 || c.ShareWindow > time.Hour {
+		return fmt.Errorf("DIAGNOSIS_SHARE_WINDOW %v: want 0 (no sharing) up to 1h", c.ShareWindow)
 	}
 	for _, a := range c.Approvers {
 		if !isSlackUserID(a) {

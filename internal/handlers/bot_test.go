@@ -55,6 +55,9 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: testSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: h.cluster, Diagnoser: seedDiagnoser{}, Repairer: h.repairer,
+		// Most tests diagnose the same pod again and want a new message
+		// each time; the sharing tests (coalesce_test.go) turn it on.
+		ShareWindow:      -1,
 		ApprovalChannels: []string{channel},
 		Logger:           slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:            h.clock.Now, PingInterval: 5 * time.Second,
@@ -609,20 +612,27 @@ func TestUnknownPodGetsEphemeralAnswer(t *testing.T) {
 	}
 }
 
-func TestBusyPoolRepliesInsteadOfBlocking(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.Workers = 1 })
+// TestFullQueueRefusesWithRetryTime: with one worker held and the one
+// queue place taken, a third command is refused with when to try again;
+// the queued one is acked at once and answered once the worker frees.
+func TestFullQueueRefusesWithRetryTime(t *testing.T) {
+	h := startBot(t, func(o *Options) { o.Workers, o.QueueSize = 1, 1 })
 	gate := make(chan struct{})
 	h.cluster.mu.Lock()
 	h.cluster.gate = gate
 	h.cluster.mu.Unlock()
 	h.slash(requester, channel, "diagnose broker-0")
 	h.eventually("the first command to hold the worker", func() bool { _, s := h.cluster.counts(); return s == 1 })
-	_, ack := h.slash(requester, channel, "diagnose broker-0")
-	if !strings.Contains(string(ack.Payload), "busy") {
-		t.Errorf("second command's ack %s, want busy", ack.Payload)
+	_, queued := h.slash(stranger, channel, "diagnose broker-0")
+	if !strings.Contains(string(queued.Payload), "Diagnosing") {
+		t.Errorf("second command's ack %s, want it queued (Diagnosing…)", queued.Payload)
+	}
+	_, refused := h.slash(approver, channel, "diagnose broker-0")
+	if !strings.Contains(string(refused.Payload), "already waiting") || !strings.Contains(string(refused.Payload), "try again in about") {
+		t.Errorf("third command's ack %s, want a full-queue refusal saying when to retry", refused.Payload)
 	}
 	close(gate)
-	h.waitFor("the first diagnosis", func() bool { return len(h.emu.Messages(channel)) == 1 })
+	h.waitFor("both accepted diagnoses", func() bool { return len(h.emu.Messages(channel)) == 2 })
 	h.noAckFailures()
 }
 
