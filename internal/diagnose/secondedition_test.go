@@ -139,6 +139,8 @@ func TestMessageVariantsAcrossVersions(t *testing.T) {
 			"[2025-01-01 00:00:00,000] ERROR Encountered fatal fault: Error loading metadata log record 12 in snapshot at offset 5000 (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n", "metadata-log-replay-fault"},
 		{"kafka-storage format rejects the cluster id (StorageTool)",
 			"Cluster ID string  does not appear to be a valid UUID: Input string with prefix `` is too short to be decoded as a base64 UUID\n", "storage-not-formatted"},
+		{"snapshot file cannot be opened (FileRawSnapshotReader 3.3+)",
+			"java.io.UncheckedIOException: Unable to Opens a snapshot file /var/lib/kafka/data/__cluster_metadata-0/00000000000000001000-0000000003.checkpoint\n", "metadata-snapshot-unreadable"},
 		{"checkpoint, 3.3+ bracket wording",
 			"java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/recovery-point-offset-checkpoint]: x\n", "corrupt-checkpoint-file"},
 	}
