@@ -92,21 +92,27 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 	}
 	botOpts := handlers.Options{
-		AppToken:           cfg.SlackAppToken,
-		BotToken:           cfg.SlackBotToken,
-		APIURL:             cfg.SlackAPIURL,
-		ApprovalSecret:     []byte(cfg.ApprovalSecret),
-		ApprovalTTL:        cfg.ApprovalTTL,
-		Approvers:          cfg.Approvers,
-		ForbidSelfApproval: cfg.ForbidSelfApproval,
-		DryRun:             cfg.DryRun,
-		Workers:            cfg.Workers,
-		Cluster:            cluster,
-		Diagnoser:          engine,
-		Repairer:           repairer,
-		Resumer:            repairer,
-		Logger:             log,
-		Alerts:             alerts,
+		AppToken:          cfg.SlackAppToken,
+		BotToken:          cfg.SlackBotToken,
+		APIURL:            cfg.SlackAPIURL,
+		ApprovalSecret:    []byte(cfg.ApprovalSecret),
+		ApprovalTTL:       cfg.ApprovalTTL,
+		Approvers:         cfg.Approvers,
+		AllowSelfApproval: !cfg.ForbidSelfApproval,
+		RequiredApprovals: cfg.RequiredApprovals,
+		ApprovalChannels:  cfg.ApprovalChannels,
+		Decisions:         cluster.Decisions(),
+		DryRun:            cfg.DryRun,
+		Workers:           cfg.Workers,
+		ClusterName:       cfg.ClusterName,
+		QueueSize:         noneIfZero(cfg.QueueSize),
+		ShareWindow:       noneIfZero(cfg.ShareWindow),
+		Cluster:           cluster,
+		Diagnoser:         engine,
+		Repairer:          repairer,
+		Resumer:           repairer,
+		Logger:            log,
+		Alerts:            alerts,
 	}
 	if sweeper != nil {
 		botOpts.Silencer, botOpts.Sweeper = alerting.NewControl(sweeper), alerting.NewControl(sweeper)
@@ -124,7 +130,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
-		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "dry_run", cfg.DryRun)
+		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "queue_size", cfg.QueueSize,
+		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -144,6 +151,15 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		log.Error("HTTP server failed", "error", err)
 	}
 	return runErr
+}
+
+// noneIfZero maps a setting's 0 ("none") to the handlers' negative
+// "none" (their 0 means "the default").
+func noneIfZero[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // runSweep runs the health sweep (when there is one) until ctx ends. A

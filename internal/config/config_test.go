@@ -14,8 +14,9 @@ func setEnv(t *testing.T, env map[string]string) {
 		"KAFKA_NAMESPACES", "KAFKA_POD_SELECTOR", "ALERT_CHANNEL", "SWEEP_SCHEDULE", "ALERT_REPEAT_INTERVAL",
 		"ALERT_RESOLVE_GRACE", "ALERT_GROUP_THRESHOLD", "ALERT_GROUP_WAIT", "SWEEP_SUMMARY", "RESTART_ALERT_THRESHOLD", "RESTART_ALERT_WINDOW",
 		"APPROVERS", "APPROVAL_SECRET", "APPROVAL_TTL", "FORBID_SELF_APPROVAL", "DRY_RUN", "DEBUG_IMAGE",
-		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "LEADER_ELECTION",
-		"POD_NAMESPACE", "LOG_LEVEL", "LOG_FORMAT", "HTTP_ADDR"} {
+		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "QUEUE_SIZE", "DIAGNOSIS_SHARE_WINDOW", "LEADER_ELECTION",
+		"POD_NAMESPACE", "LOG_LEVEL", "LOG_FORMAT", "HTTP_ADDR", "REQUIRED_APPROVALS", "APPROVAL_CHANNELS",
+		"REPAIR_WITHOUT_VISIBLE_CONTROLLER"} {
 		t.Setenv(name, "")
 		os.Unsetenv(name)
 	}
@@ -35,6 +36,29 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	if len(c.KafkaNamespaces) != 0 {
 		t.Errorf("KafkaNamespaces = %v, want empty (all)", c.KafkaNamespaces)
+	}
+}
+
+// TestSafety09_ApprovalDefaults: by default the requester may not approve
+// their own repair, one approver suffices, and no channel beyond the alert
+// channel is an approval channel; the quorum gate refuses without a visible
+// controller.
+func TestSafety09_ApprovalDefaults(t *testing.T) {
+	setEnv(t, nil)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.ForbidSelfApproval || c.RequiredApprovals != 1 || len(c.ApprovalChannels) != 0 || c.RepairWithoutVisibleController {
+		t.Errorf("defaults: forbid self-approval %t, required %d, approval channels %v, repair without visible controller %t",
+			c.ForbidSelfApproval, c.RequiredApprovals, c.ApprovalChannels, c.RepairWithoutVisibleController)
+	}
+	setEnv(t, map[string]string{"APPROVAL_CHANNELS": " C0OPS, G0PRIVATE ", "APPROVERS": "U0A,U0B", "REQUIRED_APPROVALS": "2"})
+	if c, err = Load(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.ApprovalChannels, "|") != "C0OPS|G0PRIVATE" || c.RequiredApprovals != 2 {
+		t.Errorf("ApprovalChannels = %q, RequiredApprovals = %d", c.ApprovalChannels, c.RequiredApprovals)
 	}
 }
 
@@ -58,6 +82,10 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"SWEEP_SCHEDULE": "every five minutes"}, "SWEEP_SCHEDULE"},
+		{map[string]string{"REQUIRED_APPROVALS": "0"}, "REQUIRED_APPROVALS"},
+		{map[string]string{"REQUIRED_APPROVALS": "2", "APPROVERS": "U0ONLYONE"}, "REQUIRED_APPROVALS 2: APPROVERS lists only 1"},
+		{map[string]string{"APPROVAL_CHANNELS": "D0DIRECTMSG"}, "APPROVAL_CHANNELS"},
+		{map[string]string{"APPROVAL_CHANNELS": "#kafka-ops"}, "APPROVAL_CHANNELS"},
 		{map[string]string{"SLACK_API_URL": "ftp://example.invalid/"}, "SLACK_API_URL"},
 		{map[string]string{"SLACK_API_URL": "http://127.0.0.1:9/api"}, "must end with /"},
 		{map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
@@ -66,8 +94,13 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 		{map[string]string{"APPROVERS": "alice"}, "APPROVERS"},
 		{map[string]string{"WORKERS": "0"}, "WORKERS"},
 		{map[string]string{"WORKERS": "many"}, "WORKERS"},
+		{map[string]string{"QUEUE_SIZE": "-1"}, "QUEUE_SIZE"},
+		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "-5s"}, "DIAGNOSIS_SHARE_WINDOW"},
+		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "2h"}, "DIAGNOSIS_SHARE_WINDOW"},
 		{map[string]string{"APPROVAL_TTL": "-1m"}, "APPROVAL_TTL"},
 		{map[string]string{"LOG_TAIL_BYTES": "0"}, "LOG_TAIL_BYTES"},
+		{map[string]string{"CLUSTER_NAME": strings.Repeat("c", 64)}, "CLUSTER_NAME"},
+		{map[string]string{"CLUSTER_NAME": "prod\neu"}, "CLUSTER_NAME"},
 	}
 	for _, tt := range tests {
 		setEnv(t, tt.env)

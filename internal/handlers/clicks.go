@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/slack-go/slack"
@@ -12,6 +14,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // click is one press of the bot's Approve or Reject button.
@@ -106,15 +109,24 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	now := b.clock()
-	rec, first := b.decided.addIfAbsent(a.ID, decisionRecord{User: c.User, Approve: c.Approve, At: now})
-	if !first {
-		b.audit("approval.refused", c, a, "reason", "already-decided", "decided_by", rec.User)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+alreadyDecided(rec))
+	// The decision is recorded durably, and shared with every replica,
+	// before anything is done: a Reject on one replica stops an Approve
+	// that reaches another right after.
+	out, err := b.decisions.Decide(ctx, approval.Click{Approval: a, User: c.User, Approve: c.Approve, Required: b.opts.RequiredApprovals, At: now})
+	if err != nil {
+		b.audit("approval.refused", c, a, "reason", "decision-not-recorded", "error", err.Error())
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 Your decision could not be recorded in the cluster, so nothing was done. "+
+			"Nothing was changed. Try again in a moment.")
+		return
+	}
+	if !out.Applied {
+		b.audit("approval.refused", c, a, "reason", out.Reason, "approvers", strings.Join(out.Record.Approvers(), ","))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+alreadyDecided(out))
 		return
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
-	rep := newThreadReporter(b.poster, parent, a.Pod, b.log)
-	stamp := now.UTC().Format("2006-01-02 15:04:05 MST")
+	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
 		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", mention(c.User), stamp), "Rejected — nothing was changed")
@@ -123,8 +135,20 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		rep.Wait(ctx)
 		return
 	}
-	b.audit("approval.approved", c, a)
-	parent.decide(fmt.Sprintf("✅ Approved by %s at %s", mention(c.User), stamp), "⏳ Repair approved, starting…")
+	rec := out.Record
+	if !out.Completed {
+		n, of := len(rec.Approvals), rec.Required
+		b.audit("approval.counted", c, a, "approvals", n, "required", of)
+		status := fmt.Sprintf("⏳ %d of %d approvals: approved by %s; waiting for %s", n, of, mentions(rec.Approvers()), moreApprovers(of-n))
+		rep.SetStatus(status)
+		rep.Say(fmt.Sprintf("✅ %s approved (%d of %d). The repair starts when %s approve%s. Nothing was changed yet.",
+			mention(c.User), n, of, moreApprovers(of-n), map[bool]string{true: "s", false: ""}[of-n == 1]))
+		rep.Wait(ctx)
+		return
+	}
+	approvers := mentions(rec.Approvers())
+	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
+	parent.decide(fmt.Sprintf("✅ Approved by %s at %s", approvers, stamp), "⏳ Repair approved, starting…")
 	rep.enqueueParentUpdate(true)
 	if b.opts.Repairer == nil {
 		rep.Say(fmt.Sprintf("✅ %s approved: %s\n\n"+
@@ -138,10 +162,10 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	req := recovery.Request{
 		ApprovalID: a.ID, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID,
 		Rule: a.Rule, Action: a.Action, Target: a.Target,
-		Requester: a.Requester, Approver: c.User,
+		Requester: a.Requester, Approver: strings.Join(rec.Approvers(), ","),
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
 	}
-	rep.Say(fmt.Sprintf("✅ %s approved. Starting: %s", mention(c.User), planText(a)))
+	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
@@ -150,7 +174,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		fin.Finish(b.poster.base, sum)
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod,
-			"approver", c.User, "outcome", string(sum.Outcome))
+			"approver", req.Approver, "outcome", string(sum.Outcome))
 	})
 }
 
@@ -175,11 +199,15 @@ func (b *Bot) authorize(c click) (approval.Approval, *refusal) {
 		return a, &refusal{"already-decided", "This repair was already decided. Nothing was changed."}
 	}
 	if c.Approve {
+		if !b.approvalChannels[c.Channel] {
+			return a, &refusal{"channel-not-allowed",
+				"Repairs are approved only in " + b.approvalChannelList() + ", not here. Nothing was changed."}
+		}
 		if !b.isApprover(c.User) {
 			return a, &refusal{"not-an-approver",
 				"You are not allowed to approve repairs. Approvers: " + b.approverList() + ". Nothing was changed."}
 		}
-		if b.opts.ForbidSelfApproval && c.User == a.Requester {
+		if !b.opts.AllowSelfApproval && c.User == a.Requester {
 			return a, &refusal{"self-approval",
 				"You asked for this diagnosis, so someone else has to approve its repair. Nothing was changed."}
 		}
@@ -208,13 +236,38 @@ func tokenErrorName(err error) string {
 	return "other"
 }
 
-func alreadyDecided(r decisionRecord) string {
-	verb := "rejected"
-	if r.Approve {
-		verb = "approved"
+// alreadyDecided tells the clicker why a click on a decided approval
+// changed nothing.
+func alreadyDecided(out approval.Outcome) string {
+	r := out.Record
+	switch out.Reason {
+	case approval.ReasonAlreadyRejected:
+		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
+			mention(r.Rejected.User), r.Rejected.At.UTC().Format("15:04:05 MST"))
+	case approval.ReasonDuplicate:
+		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
+			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
 	}
-	return fmt.Sprintf("This repair was already %s by %s at %s. Nothing more was done.",
-		verb, mention(r.User), r.At.UTC().Format("15:04:05 MST"))
+	last := r.Approvals[len(r.Approvals)-1]
+	return fmt.Sprintf("This repair was already approved by %s at %s. Nothing more was done.",
+		mentions(r.Approvers()), last.At.UTC().Format("15:04:05 MST"))
+}
+
+// moreApprovers says how many more approvers are needed, in words.
+func moreApprovers(n int) string {
+	if n == 1 {
+		return "one more approver"
+	}
+	return fmt.Sprintf("%d more approvers", n)
+}
+
+// mentions is a list of users as mentions.
+func mentions(users []string) string {
+	out := make([]string, len(users))
+	for i, u := range users {
+		out[i] = mention(u)
+	}
+	return strings.Join(out, ", ")
 }
 
 // planText describes an approval's plan in mrkdwn words (not a command).
@@ -259,4 +312,17 @@ func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
 		return
 	}
 	f.Reporter.Finish(ctx, s)
+}
+
+// approvalChannelList is for messages: the channels where Approve counts.
+func (b *Bot) approvalChannelList() string {
+	var out []string
+	for c := range b.approvalChannels {
+		out = append(out, "<#"+c+">")
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return "no channel (set APPROVAL_CHANNELS or ALERT_CHANNEL)"
+	}
+	return strings.Join(out, ", ")
 }

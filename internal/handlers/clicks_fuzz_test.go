@@ -69,7 +69,8 @@ func clickPayload(team, chan_, user, actionID, value string) string {
 // slack-go does (into slack.InteractionCallback) and runs the bot's click
 // handling on them: it never panics, and it asks the Repairer to run only
 // for a token this bot signed, clicked Approve by an approver in the
-// token's own channel and workspace, with exactly the token's request.
+// token's own channel and workspace, an approval channel, by someone other
+// than the requester, with exactly the token's request.
 func FuzzInteractionPayload(f *testing.F) {
 	genuine := genuineFuzzToken(f)
 	f.Add(clickPayload("T0EMU0001", channel, approver, actionApprove, genuine))
@@ -106,7 +107,8 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 		rep := &countingRepairer{}
 		b, err := New(Options{
 			AppToken: "xapp-fuzz", BotToken: "xoxb-fuzz", ApprovalSecret: testSecret, Approvers: []string{approver},
-			Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}, Repairer: rep,
+			ApprovalChannels: []string{channel},
+			Cluster:          newFakeCluster(t), Diagnoser: seedDiagnoser{}, Repairer: rep,
 			Clock: func() time.Time { return fuzzNow },
 		})
 		if err != nil {
@@ -131,6 +133,10 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 			t.Fatalf("a repair ran on a token that does not verify (%v): %q", err, c.Token)
 		case !c.Approve || !b.isApprover(c.User):
 			t.Fatalf("a repair ran on approve=%t by %q", c.Approve, c.User)
+		case !b.approvalChannels[c.Channel]:
+			t.Fatalf("a repair ran on an approval in channel %q, not an approval channel", c.Channel)
+		case c.User == a.Requester:
+			t.Fatalf("a repair ran on its requester's own approval")
 		case a.CheckOrigin(c.Team, c.Channel) != nil:
 			t.Fatalf("a repair ran from team %q channel %q for a token of %q/%q", c.Team, c.Channel, a.Team, a.Channel)
 		}

@@ -1,0 +1,155 @@
+package integration
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/testenv"
+)
+
+// botReplicas returns n decision stores, each on its own clientset acting
+// as the bot's ServiceAccount: n bot replicas sharing one API server.
+func botReplicas(t *testing.T, env *testenv.Env, ns string, n int) []*kube.DecisionStore {
+	t.Helper()
+	var out []*kube.DecisionStore
+	for range n {
+		cs, err := kubernetes.NewForConfig(env.BotConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, kube.New(cs, kube.Options{Namespaces: []string{ns}}).Decisions())
+	}
+	return out
+}
+
+func testApproval(ns, id string, issued time.Time) approval.Approval {
+	return approval.Approval{ID: id, Namespace: ns, Pod: "kafka-broker-0", Rule: "metadata-log-offset-mismatch",
+		Action: "move-metadata-log", Channel: "C0KAFKAOPS", IssuedAt: issued, ExpiresAt: issued.Add(30 * time.Minute)}
+}
+
+// TestSafety08_DecisionRecordSharedAcrossReplicas: decisions are recorded
+// in the cluster with create-if-absent and compare-and-swap, as the bot's
+// ServiceAccount, so every replica sees every other's: an Approve on one
+// replica after a Reject on another is refused; of simultaneous first
+// clicks on two replicas exactly one decides; with two approvals required,
+// exactly one click, on whichever replica, completes the approval.
+func TestSafety08_DecisionRecordSharedAcrossReplicas(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := testContext(t)
+	ns := env.KafkaNamespace(t, "kafka-decisions", nil)
+	r := botReplicas(t, env, ns, 2)
+	now := time.Now().UTC().Truncate(time.Second)
+
+	t.Run("reject on one replica, approve on the other", func(t *testing.T) {
+		a := testApproval(ns, "REJECTTHENAPPROVE", now)
+		out, err := r[0].Decide(ctx, approval.Click{Approval: a, User: "U0REJECTER", Approve: false, Required: 1, At: now})
+		if err != nil || !out.Applied {
+			t.Fatalf("reject on replica 0 = %+v, %v; want applied", out, err)
+		}
+		out, err = r[1].Decide(ctx, approval.Click{Approval: a, User: "U0APPROVER", Approve: true, Required: 1, At: now})
+		if err != nil || out.Applied || out.Completed || out.Reason != approval.ReasonAlreadyRejected {
+			t.Fatalf("approve on replica 1 after the reject = %+v, %v; want refused as already rejected", out, err)
+		}
+		if out.Record.Rejected == nil || out.Record.Rejected.User != "U0REJECTER" {
+			t.Errorf("record %+v does not name the rejecter", out.Record)
+		}
+		lease, err := env.Clientset.CoordinationV1().Leases(ns).Get(ctx, "kafkabot-decision-rejectthenapprove", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the decision record is not the Lease kafkabot-decision-<id>: %v", err)
+		}
+		if lease.Labels[kube.LabelRecord] != "decision" {
+			t.Errorf("decision Lease labels %v", lease.Labels)
+		}
+	})
+
+	t.Run("simultaneous first clicks on two replicas", func(t *testing.T) {
+		for round := range 3 {
+			a := testApproval(ns, "RACE"+string(rune('A'+round)), now)
+			outs := race(t, r, a, 12, func(i int) approval.Click {
+				return approval.Click{Approval: a, User: "U0USER" + string(rune('A'+i)), Approve: i%3 != 0, Required: 1, At: now}
+			})
+			applied, completed := 0, 0
+			for _, o := range outs {
+				if o.Applied {
+					applied++
+				}
+				if o.Completed {
+					completed++
+				}
+			}
+			if applied != 1 || completed > 1 {
+				t.Errorf("round %d: %d clicks applied (%d completed), want exactly 1 deciding click", round, applied, completed)
+			}
+		}
+	})
+
+	t.Run("two approvals required, approvers racing on both replicas", func(t *testing.T) {
+		a := testApproval(ns, "TWOOFMANY", now)
+		outs := race(t, r, a, 10, func(i int) approval.Click {
+			return approval.Click{Approval: a, User: "U0APPROVER" + string(rune('A'+i)), Approve: true, Required: 2, At: now}
+		})
+		applied, completed := 0, 0
+		for _, o := range outs {
+			if o.Applied {
+				applied++
+			}
+			if o.Completed {
+				completed++
+			}
+		}
+		if applied != 2 || completed != 1 {
+			t.Errorf("%d approvals applied, %d completed; want 2 applied and exactly 1 completing", applied, completed)
+		}
+	})
+
+	t.Run("expired records are pruned by the next new record", func(t *testing.T) {
+		old := testApproval(ns, "LONGEXPIRED", now.Add(-4*time.Hour))
+		recent := testApproval(ns, "RECENTLYEXPIRED", now.Add(-50*time.Minute))
+		for _, a := range []approval.Approval{old, recent} {
+			if _, err := r[0].Decide(ctx, approval.Click{Approval: a, User: "U0X", Approve: false, Required: 1, At: a.IssuedAt}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fresh := testApproval(ns, "FRESH", now)
+		if _, err := r[1].Decide(ctx, approval.Click{Approval: fresh, User: "U0X", Approve: false, Required: 1, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, err := r[1].Get(ctx, ns, old.ID); err != nil || found {
+			t.Errorf("record of an approval expired 3.5h ago: found %t (%v), want pruned", found, err)
+		}
+		if _, found, err := r[1].Get(ctx, ns, recent.ID); err != nil || !found {
+			t.Errorf("record of an approval expired 20m ago: found %t (%v), want kept (retention %s)", found, err, kube.DecisionRetention)
+		}
+	})
+}
+
+// race applies n clicks at once, alternating between the replicas, and
+// returns their outcomes; every click must get an answer without error.
+func race(t *testing.T, replicas []*kube.DecisionStore, a approval.Approval, n int, click func(i int) approval.Click) []approval.Outcome {
+	t.Helper()
+	ctx := testContext(t)
+	outs := make([]approval.Outcome, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			outs[i], errs[i] = replicas[i%len(replicas)].Decide(ctx, click(i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("click %d on approval %s: %v", i, a.ID, err)
+		}
+	}
+	return outs
+}
