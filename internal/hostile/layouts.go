@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -43,8 +42,7 @@ type Layout struct {
 // Layouts returns a broker of each supported layout in namespace ns, on
 // node: the Bitnami chart (one claim, uid 1001), Strimzi KRaft node pools
 // (JBOD, two claims, identity at pod level, StrimziPodSet), Confluent for
-// Kubernetes, and plain manifests (app=kafka, a generic ephemeral volume,
-// no uid: the image's user).
+// Kubernetes, and plain manifests (app=kafka, no uid: the image's user).
 func Layouts(ns, node string) []Layout {
 	owner := func(kind, name string) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name,
@@ -127,11 +125,7 @@ func Layouts(ns, node string) []Layout {
 			NodeName: node,
 			Containers: []corev1.Container{{Name: "broker", Image: "apache/kafka:3.9.0",
 				VolumeMounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/var/lib/kafka"}}}},
-			Volumes: []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
-				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceStorage: resource.MustParse("8Gi")}}}}}}}},
+			Volumes: []corev1.Volume{pvc("logs", "logs-kafka-1")},
 		},
 		Status: status("broker"),
 	}
@@ -141,7 +135,7 @@ func Layouts(ns, node string) []Layout {
 		{Name: "Strimzi node pool, JBOD, pod-level uid, SELinux level", Broker: strimzi, KafkaContainer: "kafka",
 			Claims: []string{"data-0-my-cluster-brokers-3", "data-1-my-cluster-brokers-3"}},
 		{Name: "Confluent for Kubernetes", Broker: confluent, KafkaContainer: "kafka", Claims: []string{"data0-kafka-2"}},
-		{Name: "plain manifests, generic ephemeral volume, image user", Broker: plain, KafkaContainer: "broker", Claims: []string{"kafka-1-logs"}},
+		{Name: "plain manifests, app=kafka, the image's user (no uid)", Broker: plain, KafkaContainer: "broker", Claims: []string{"logs-kafka-1"}},
 	}
 }
 
