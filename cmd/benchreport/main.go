@@ -29,11 +29,12 @@ type sizes struct {
 	classifierLog  int64
 	classifierRuns int
 	memDiagnoses   int
+	burst          burstSpec
 }
 
 var (
-	fullSizes  = sizes{96, 1 << 30, []int{1000, 10000, 50000}, 20, 64 << 20, 3, 1000}
-	quickSizes = sizes{8, 1 << 30, []int{200, 1000}, 3, 4 << 20, 1, 16}
+	fullSizes  = sizes{96, 1 << 30, []int{1000, 10000, 50000}, 20, 64 << 20, 3, 1000, fullBurst}
+	quickSizes = sizes{8, 1 << 30, []int{200, 1000}, 3, 4 << 20, 1, 16, quickBurst}
 )
 
 func main() {
@@ -46,7 +47,8 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke test")
 	out := flag.String("out", "docs/BENCHMARKS.md", "where to write the report (\"\" = nowhere)")
-	only := flag.String("only", "", "run only this scenario (ack, apicost, sweep, classifier, repair, memory); for debugging")
+	only := flag.String("only", "", "run only this scenario (ack, apicost, sweep, classifier, repair, memory, burst); for debugging")
+	flag.StringVar(&burstJSON, "burst-json", "", "also write the incident burst's measurements as JSON to this file")
 	flag.Parse()
 	if *only != "" {
 		if *out == "docs/BENCHMARKS.md" {
@@ -77,7 +79,11 @@ var scenarios = []scenario{
 	{"classifier", func(s sizes) (section, error) { return runClassifier(s.classifierLog, s.classifierRuns) }},
 	{"repair", func(sizes) (section, error) { return runRepair() }},
 	{"memory", func(s sizes) (section, error) { return runMemory(s.memDiagnoses) }},
+	{"burst", func(s sizes) (section, error) { return runBurst(s.burst, burstJSON) }},
 }
+
+// burstJSON is the -burst-json flag.
+var burstJSON string
 
 // run runs every scenario, prints the table to w and writes the markdown
 // report to outPath (unless empty).

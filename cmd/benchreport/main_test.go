@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/benchutil"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
+	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -53,6 +54,8 @@ func TestQuickReport(t *testing.T) {
 		"4. Classifier throughput", "engine throughput ÷ grep throughput",
 		"5. Repair overhead", "Approve → `repaired`", "API requests of the whole repair",
 		"6. Bot memory", "RSS idle", "goroutines idle",
+		"7. Incident burst", "requesters answered", "time to answer p50 / p99 / max",
+		"summary p50 ÷ API delay",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the printed table lacks %q", want)
@@ -86,7 +89,9 @@ func TestNoGoroutineLeakAfterDiagnoses(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	world := fakeapi.New(staticCluster(time.Now())...)
 	view := benchutil.NewView(world.Tracker(), benchutil.ViewOptions{Logs: benchutil.TextLogs(seedLog)})
-	sb, err := startSlackBot(kube.New(view, kube.Options{Namespaces: []string{kafkaNS}}), nil)
+	// Every command a diagnosis of its own (shared ones are answered by a
+	// link, which sb.diagnose does not wait for).
+	sb, err := startSlackBot(kube.New(view, kube.Options{Namespaces: []string{kafkaNS}}), func(o *handlers.Options) { o.ShareWindow = -1 })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,6 +105,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Escalations:       escalationsAdapter{cluster},
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
+		ClusterName:       cfg.ClusterName,
+		QueueSize:         noneIfZero(cfg.QueueSize),
+		ShareWindow:       noneIfZero(cfg.ShareWindow),
 		Cluster:           cluster,
 		Diagnoser:         engine,
 		Repairer:          repairer,
@@ -128,7 +131,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
-		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "dry_run", cfg.DryRun)
+		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "queue_size", cfg.QueueSize,
+		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -148,6 +152,15 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		log.Error("HTTP server failed", "error", err)
 	}
 	return runErr
+}
+
+// noneIfZero maps a setting's 0 ("none") to the handlers' negative
+// "none" (their 0 means "the default").
+func noneIfZero[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // runSweep runs the health sweep (when there is one) until ctx ends. A

@@ -25,6 +25,7 @@ type Config struct {
 	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
 	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
+	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
 	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
@@ -50,6 +51,8 @@ type Config struct {
 	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
 	RulesFile                      string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
 	Workers                        int           `envconfig:"WORKERS" default:"8" desc:"background workers for Slack commands and clicks"`
+	QueueSize                      int           `envconfig:"QUEUE_SIZE" default:"256" desc:"commands and clicks that may wait for a worker, taken round-robin across users; only a full queue refuses (0 = none wait)"`
+	ShareWindow                    time.Duration `envconfig:"DIAGNOSIS_SHARE_WINDOW" default:"1m" desc:"how long a diagnosis answers new requests for the same pod UID and restart count without reading the cluster again (0 = no sharing)"`
 	LeaderElection                 bool          `envconfig:"LEADER_ELECTION" default:"true" desc:"only the leader replica sweeps and alerts"`
 	PodNamespace                   string        `envconfig:"POD_NAMESPACE" default:"kafka-bot" desc:"namespace of the bot itself (leases for leadership and alert state)"`
 
@@ -79,6 +82,9 @@ func (c *Config) Validate() error {
 	u, err := url.Parse(c.SlackAPIURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("SLACK_API_URL %q: want an http(s) URL", c.SlackAPIURL)
+	}
+	if n := len(c.ClusterName); n > 63 || strings.ContainsAny(c.ClusterName, "\n\r\t") {
+		return fmt.Errorf("CLUSTER_NAME %q: want at most 63 characters on one line", c.ClusterName)
 	}
 	if !strings.HasSuffix(c.SlackAPIURL, "/") {
 		return fmt.Errorf("SLACK_API_URL %q: must end with /", c.SlackAPIURL)
@@ -117,6 +123,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers <= 0 || c.Workers > 256 {
 		return fmt.Errorf("WORKERS %d: want 1..256", c.Workers)
+	}
+	if c.QueueSize < 0 || c.QueueSize > 100000 {
+		return fmt.Errorf("QUEUE_SIZE %d: want 0..100000", c.QueueSize)
+	}
+	if c.ShareWindow < 0 || c.ShareWindow > time.Hour {
+		return fmt.Errorf("DIAGNOSIS_SHARE_WINDOW %v: want 0 (no sharing) up to 1h", c.ShareWindow)
 	}
 	for _, a := range c.Approvers {
 		if !isSlackUserID(a) {

@@ -14,7 +14,7 @@ func setEnv(t *testing.T, env map[string]string) {
 		"KAFKA_NAMESPACES", "KAFKA_POD_SELECTOR", "ALERT_CHANNEL", "SWEEP_SCHEDULE", "ALERT_REPEAT_INTERVAL",
 		"ALERT_RESOLVE_GRACE", "ALERT_GROUP_THRESHOLD", "ALERT_GROUP_WAIT", "SWEEP_SUMMARY", "RESTART_ALERT_THRESHOLD", "RESTART_ALERT_WINDOW",
 		"APPROVERS", "APPROVAL_SECRET", "APPROVAL_TTL", "FORBID_SELF_APPROVAL", "DRY_RUN", "DEBUG_IMAGE",
-		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "LEADER_ELECTION",
+		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "QUEUE_SIZE", "DIAGNOSIS_SHARE_WINDOW", "LEADER_ELECTION",
 		"POD_NAMESPACE", "LOG_LEVEL", "LOG_FORMAT", "HTTP_ADDR", "REQUIRED_APPROVALS", "APPROVAL_CHANNELS",
 		"REPAIR_WITHOUT_VISIBLE_CONTROLLER"} {
 		t.Setenv(name, "")
@@ -94,8 +94,13 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 		{map[string]string{"APPROVERS": "alice"}, "APPROVERS"},
 		{map[string]string{"WORKERS": "0"}, "WORKERS"},
 		{map[string]string{"WORKERS": "many"}, "WORKERS"},
+		{map[string]string{"QUEUE_SIZE": "-1"}, "QUEUE_SIZE"},
+		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "-5s"}, "DIAGNOSIS_SHARE_WINDOW"},
+		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "2h"}, "DIAGNOSIS_SHARE_WINDOW"},
 		{map[string]string{"APPROVAL_TTL": "-1m"}, "APPROVAL_TTL"},
 		{map[string]string{"LOG_TAIL_BYTES": "0"}, "LOG_TAIL_BYTES"},
+		{map[string]string{"CLUSTER_NAME": strings.Repeat("c", 64)}, "CLUSTER_NAME"},
+		{map[string]string{"CLUSTER_NAME": "prod\neu"}, "CLUSTER_NAME"},
 	}
 	for _, tt := range tests {
 		setEnv(t, tt.env)

@@ -29,11 +29,12 @@ import (
 // Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
 // it). Its errors are safe to show to the user.
 type Cluster interface {
-	// FindPod resolves a possibly short pod name (and optional namespace)
-	// to the Kafka pod it means.
-	FindPod(ctx context.Context, namespace, name string) (ns, pod string, err error)
-	// Snapshot reads what the diagnosis needs about one pod.
-	Snapshot(ctx context.Context, namespace, pod string) (diagnose.Snapshot, error)
+	// ResolvePod resolves a possibly short pod name (and optional
+	// namespace) to the Kafka pod it means, and returns that pod's status
+	// (UID, restart counts) and read, which reads the rest of what its
+	// diagnosis needs (claims, events, log tail). Calls close together may
+	// share one pod list.
+	ResolvePod(ctx context.Context, namespace, name string) (status diagnose.Snapshot, read func(context.Context) (diagnose.Snapshot, error), err error)
 	// KafkaPods returns the status of every Kafka pod the bot may read.
 	KafkaPods(ctx context.Context) ([]diagnose.Snapshot, error)
 }
@@ -95,6 +96,16 @@ type Options struct {
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
 	Workers int
+	// ClusterName names the Kubernetes cluster in message headers
+	// ("cluster/namespace/pod"); empty leaves it out.
+	ClusterName string
+	// QueueSize is how many commands and clicks may wait for a worker
+	// (default 256; negative: none wait). Only a full queue refuses.
+	QueueSize int
+	// ShareWindow is how long a finished diagnosis answers new requests
+	// for the same pod instance and restart count (default 1 minute;
+	// negative: nothing is shared, every request reads the cluster).
+	ShareWindow time.Duration
 
 	Cluster   Cluster
 	Diagnoser Diagnoser
@@ -123,11 +134,12 @@ type Options struct {
 
 // Bounds of the bot's in-memory state and timings.
 const (
-	seenEnvelopes  = 4096
-	ackTimeout     = 2 * time.Second
-	commandTimeout = 90 * time.Second
-	defaultWorkers = 8
-	defaultTTL     = 30 * time.Minute
+	seenEnvelopes    = 4096
+	ackTimeout       = 2 * time.Second
+	commandTimeout   = 90 * time.Second
+	defaultWorkers   = 8
+	defaultQueueSize = 256
+	defaultTTL       = 30 * time.Minute
 )
 
 // Bot is the Slack bot. Create it with New and start it with Run.
@@ -143,12 +155,19 @@ type Bot struct {
 	connected atomic.Bool
 	started   atomic.Bool
 
-	slots     chan struct{} // worker pool: one token per running job
+	queue     *jobQueue  // the worker pool and the fair queue in front of it
+	shared    *coalescer // diagnoses running or recently finished, by pod
 	wg        sync.WaitGroup
 	seen      *lru[string, struct{}]
 	decisions Decisions
 	// approvalChannels are the channels whose Approve clicks are honoured.
 	approvalChannels map[string]bool
+	// runCtx is Run's context, for jobs that are owed to a request but
+	// were not started by one (set before any job runs).
+	runCtx context.Context
+	// workspaceURL is the Slack workspace's URL, for message links
+	// (auth.test's, else Slack's generic one).
+	workspaceURL string
 	// messages are the live copies of messages this process posted or saw
 	// clicked (alerts, diagnoses), by channel/ts.
 	messages *lru[string, *parentMessage]
@@ -176,6 +195,15 @@ func New(opts Options) (*Bot, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = defaultWorkers
 	}
+	switch {
+	case opts.QueueSize == 0:
+		opts.QueueSize = defaultQueueSize
+	case opts.QueueSize < 0:
+		opts.QueueSize = 0
+	}
+	if opts.ShareWindow == 0 {
+		opts.ShareWindow = defaultShareWindow
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -183,15 +211,18 @@ func New(opts Options) (*Bot, error) {
 		opts.Clock = time.Now
 	}
 	b := &Bot{
-		opts:      opts,
-		log:       opts.Logger,
-		clock:     opts.Clock,
-		approvers: map[string]bool{},
-		slots:     make(chan struct{}, opts.Workers),
-		seen:      newLRU[string, struct{}](seenEnvelopes),
-		decisions: opts.Decisions,
-		messages:  newLRU[string, *parentMessage](alertMessages),
+		opts:         opts,
+		log:          opts.Logger,
+		clock:        opts.Clock,
+		approvers:    map[string]bool{},
+		shared:       newCoalescer(opts.ShareWindow, opts.Clock),
+		runCtx:       context.Background(),
+		workspaceURL: "https://slack.com/",
+		seen:         newLRU[string, struct{}](seenEnvelopes),
+		decisions:    opts.Decisions,
+		messages:     newLRU[string, *parentMessage](alertMessages),
 	}
+	b.queue = newJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
 	if opts.Alerts != nil {
 		if err := opts.Alerts.bind(b); err != nil {
 			return nil, err
@@ -249,6 +280,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	b.runCtx = ctx
 	b.poster = newPoster(ctx, b.sm, b.log, &b.wg)
 	if b.opts.Alerts != nil {
 		b.opts.Alerts.start(b.poster)
@@ -312,9 +344,12 @@ func refusedToken(code string) bool {
 // connected but unable to answer. Other failures (Slack unreachable) are
 // only logged: the Socket Mode loop retries the connection anyway.
 func (b *Bot) checkBotToken(ctx context.Context) error {
-	_, err := b.sm.AuthTestContext(ctx)
+	who, err := b.sm.AuthTestContext(ctx)
 	switch {
 	case err == nil:
+		if u := who.URL; strings.HasPrefix(u, "https://") {
+			b.workspaceURL = strings.TrimSuffix(u, "/") + "/"
+		}
 		return nil
 	case refusedToken(slackErrorCode(err)):
 		b.log.Error("slack refused the bot token (SLACK_BOT_TOKEN); stopping", "slack_error", slackErrorCode(err))
@@ -400,20 +435,28 @@ func (b *Bot) firstDelivery(req socketmode.Request) bool {
 	return added
 }
 
-// reserve takes a worker slot without waiting.
+// reserve takes a place in the worker queue without waiting; it fails
+// only when the queue is full. A reserved place must be used by start.
 func (b *Bot) reserve() bool {
-	select {
-	case b.slots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+	_, ok := b.queue.admit()
+	return ok
 }
 
-// start runs job in a reserved slot with a bounded context.
+// start runs job in a reserved place with a bounded context, ahead of the
+// waiting commands (clicks and alert commands: decisions should not wait
+// behind diagnoses). The timeout counts from when the job starts.
 func (b *Bot) start(ctx context.Context, job func(ctx context.Context)) {
-	b.wg.Go(func() {
-		defer func() { <-b.slots }()
+	b.queue.runUrgent(func() {
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		job(ctx)
+	})
+}
+
+// enqueue runs job for requester in a reserved place, in the requesters'
+// round-robin order, with a bounded context counted from its start.
+func (b *Bot) enqueue(ctx context.Context, requester string, job func(ctx context.Context)) {
+	b.queue.run(requester, func() {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
 		job(ctx)

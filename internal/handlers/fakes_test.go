@@ -85,6 +85,8 @@ type fakeCluster struct {
 	mu   sync.Mutex
 	snap diagnose.Snapshot
 	gate chan struct{}
+	// readErr, when set, is what Snapshot returns (after the gate).
+	readErr error
 
 	snapshots int
 	finds     int
@@ -118,7 +120,26 @@ func (c *fakeCluster) Snapshot(ctx context.Context, namespace, pod string) (diag
 			return diagnose.Snapshot{}, ctx.Err()
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readErr != nil {
+		return diagnose.Snapshot{}, c.readErr
+	}
 	return snap, nil
+}
+
+// ResolvePod is FindPod, then the seed pod's status and a read that is
+// Snapshot (so finds and snapshots count resolutions and reads).
+func (c *fakeCluster) ResolvePod(ctx context.Context, namespace, name string) (diagnose.Snapshot, func(context.Context) (diagnose.Snapshot, error), error) {
+	ns, pod, err := c.FindPod(ctx, namespace, name)
+	if err != nil {
+		return diagnose.Snapshot{}, nil, err
+	}
+	c.mu.Lock()
+	status := c.snap
+	c.mu.Unlock()
+	status.Log, status.LogBytes = "", 0
+	return status, func(ctx context.Context) (diagnose.Snapshot, error) { return c.Snapshot(ctx, ns, pod) }, nil
 }
 
 func (c *fakeCluster) KafkaPods(context.Context) ([]diagnose.Snapshot, error) {

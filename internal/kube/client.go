@@ -31,6 +31,8 @@ type Client struct {
 	opts Options
 	// handoff passes the pod FindPod read to the Inspect that follows.
 	handoff *podHandoff
+	// lists are the recent pod lists ResolvePod shares between callers.
+	lists *sharedLists
 }
 
 // New wraps a clientset (a real one, or client-go's fake in tests).
@@ -41,7 +43,7 @@ func New(cs kubernetes.Interface, opts Options) *Client {
 	if opts.LogTailLines <= 0 {
 		opts.LogTailLines = 2000
 	}
-	return &Client{cs: cs, opts: opts, handoff: newPodHandoff()}
+	return &Client{cs: cs, opts: opts, handoff: newPodHandoff(), lists: newSharedLists()}
 }
 
 // Clientset returns the underlying clientset.

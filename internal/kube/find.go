@@ -280,38 +280,48 @@ func (c *Client) FindPod(ctx context.Context, namespace, name string) (ns, pod s
 	if err != nil {
 		return "", "", err
 	}
-	var exact, suffix []PodRef
-	for _, p := range pods {
-		ref := PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+	p, err := c.matchPod(ctx, pods, namespace, name)
+	if err != nil {
+		return "", "", err
+	}
+	c.handoff.put(p)
+	return p.Namespace, p.Name, nil
+}
+
+// matchPod picks the pod name means among pods (the Kafka pods of
+// namespace, "" for all in scope): an exact name, else the one pod whose
+// name ends in "-"+name. Its errors are FindPod's.
+func (c *Client) matchPod(ctx context.Context, pods []corev1.Pod, namespace, name string) (*corev1.Pod, error) {
+	var exact, suffix []int
+	for i, p := range pods {
 		switch {
 		case p.Name == name:
-			exact = append(exact, ref)
+			exact = append(exact, i)
 		case strings.HasSuffix(p.Name, "-"+name):
-			suffix = append(suffix, ref)
+			suffix = append(suffix, i)
 		}
 	}
-	for _, matches := range [][]PodRef{exact, suffix} {
+	for _, matches := range [][]int{exact, suffix} {
 		switch len(matches) {
 		case 0:
 			continue
 		case 1:
-			for i := range pods {
-				if pods[i].UID == matches[0].UID {
-					c.handoff.put(&pods[i])
-				}
-			}
-			return matches[0].Namespace, matches[0].Name, nil
+			return &pods[matches[0]], nil
 		default:
-			return "", "", &LookupError{Kind: ErrAmbiguous, Query: name, Namespace: namespace, Candidates: matches}
+			refs := make([]PodRef, len(matches))
+			for j, i := range matches {
+				refs[j] = PodRef{Namespace: pods[i].Namespace, Name: pods[i].Name, UID: pods[i].UID}
+			}
+			return nil, &LookupError{Kind: ErrAmbiguous, Query: name, Namespace: namespace, Candidates: refs}
 		}
 	}
 	if namespace != "" {
 		// Only on this error path: tell "not a Kafka pod" from "no such pod".
 		if p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Name == name {
-			return "", "", fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, name)
+			return nil, fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, name)
 		}
 	}
-	return "", "", &LookupError{Kind: ErrPodNotFound, Query: name, Namespace: namespace, Candidates: closestPods(name, pods)}
+	return nil, &LookupError{Kind: ErrPodNotFound, Query: name, Namespace: namespace, Candidates: closestPods(name, pods)}
 }
 
 // checkTarget validates a namespace ("" allowed) and a pod name before any

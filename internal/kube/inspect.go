@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,9 @@ func (c *Client) Snapshot(ctx context.Context, namespace, pod string) (diagnose.
 // pod get, one log read, one events list, and one PVC get (one claim) or one
 // PVC list of the namespace (several claims). A previous instance whose log
 // the kubelet no longer has costs one more log read (the current log).
+// The claims, events and log are read at once once the pod is known, so
+// the latency is two round trips (the pod, then the three reads), or one
+// when FindPod handed the pod over.
 //
 // Errors: ErrInvalidName, ErrNamespaceNotAllowed (no request made),
 // ErrPodNotFound, ErrNotKafkaPod (the bot reads only Kafka pods' logs), and
@@ -111,27 +115,86 @@ func (c *Client) Inspect(ctx context.Context, namespace, pod string) (Inspection
 	if !ok {
 		return Inspection{}, fmt.Errorf("%w: pod %s/%s does not carry the labels of a Kafka pod", ErrNotKafkaPod, namespace, pod)
 	}
+	return c.inspectPod(ctx, p)
+}
+
+// inspectPod reads what a diagnosis needs about p, a Kafka pod already
+// read: its status from p, then its claims, events and log tail at once.
+// It only reads p.
+func (c *Client) inspectPod(ctx context.Context, p *corev1.Pod) (Inspection, error) {
 	var in Inspection
 	in.Snapshot, in.RoleSource = statusSnapshot(p)
 	in.Notes = statusInitNotes(p)
-	if err := c.inspectClaims(ctx, p, &in); err != nil {
-		return Inspection{}, err
-	}
-	if in.Snapshot.Events, err = c.inspectEvents(ctx, p); err != nil {
-		return Inspection{}, err
-	}
-	if err := c.inspectLog(ctx, p, &in); err != nil {
+	if err := c.inspectReads(ctx, p, &in); err != nil {
 		return Inspection{}, err
 	}
 	return in, nil
 }
 
-// inspectClaims adds access modes and phase to the Snapshot's claims: one
-// get for a single claim, one namespace list for several.
-func (c *Client) inspectClaims(ctx context.Context, pod *corev1.Pod, in *Inspection) error {
-	claims := in.Snapshot.Claims
+// inspectReads reads the claims, the events and the log tail of the
+// resolved pod at once: they do not depend on each other, so a diagnosis
+// waits for one round trip here instead of three. The first read that
+// fails cancels the others; its error is returned (claims, events, log
+// in that order when several fail on their own). Notes keep the order of
+// a one-by-one read: claims' first, then the log's.
+func (c *Client) inspectReads(parent context.Context, p *corev1.Pod, in *Inspection) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		wg         sync.WaitGroup
+		errs       [3]error
+		claimNotes []string
+		events     []string
+		log        logRead
+	)
+	read := func(i int, f func() error) {
+		wg.Go(func() {
+			if errs[i] = f(); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	claims := in.Snapshot.Claims // only the claims read touches them until Wait
+	kafka := in.Snapshot.Kafka()
+	container := in.Snapshot.KafkaContainer
+	read(0, func() (err error) { claimNotes, err = c.inspectClaims(ctx, p, claims); return err })
+	read(1, func() (err error) { events, err = c.inspectEvents(ctx, p); return err })
+	read(2, func() (err error) { log, err = c.inspectLog(ctx, p, container, kafka); return err })
+	wg.Wait()
+	if err := firstCause(parent, errs[:]); err != nil {
+		return err
+	}
+	s := &in.Snapshot
+	s.Events = events
+	s.Log, s.LogBytes, s.LogTruncated = log.text, len(log.text), log.truncated
+	in.LogSource, in.LogBytesReceived = log.source, log.received
+	in.Notes = append(append(in.Notes, claimNotes...), log.notes...)
+	return nil
+}
+
+// firstCause returns the first error of errs that is not only the
+// cancellation another read's failure caused (parent itself still live),
+// else the first error.
+func firstCause(parent context.Context, errs []error) error {
+	for _, err := range errs {
+		if err != nil && !(errors.Is(err, context.Canceled) && parent.Err() == nil) {
+			return err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inspectClaims adds access modes and phase to claims (the Snapshot's):
+// one get for a single claim, one namespace list for several. It returns
+// notes about claims that do not exist.
+func (c *Client) inspectClaims(ctx context.Context, pod *corev1.Pod, claims []diagnose.VolumeClaim) ([]string, error) {
 	if len(claims) == 0 {
-		return nil
+		return nil, nil
 	}
 	found := map[string]*corev1.PersistentVolumeClaim{}
 	pvcs := c.cs.CoreV1().PersistentVolumeClaims(pod.Namespace)
@@ -141,14 +204,14 @@ func (c *Client) inspectClaims(ctx context.Context, pod *corev1.Pod, in *Inspect
 		case err == nil:
 			found[pvc.Name] = pvc
 		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading claim %s/%s of pod %s: %w", pod.Namespace, claims[0].ClaimName, pod.Name, err)
+			return nil, fmt.Errorf("reading claim %s/%s of pod %s: %w", pod.Namespace, claims[0].ClaimName, pod.Name, err)
 		}
 	} else {
 		opts := metav1.ListOptions{Limit: findListPageSize}
 		for {
 			list, err := pvcs.List(ctx, opts)
 			if err != nil {
-				return fmt.Errorf("listing claims in %s for pod %s: %w", pod.Namespace, pod.Name, err)
+				return nil, fmt.Errorf("listing claims in %s for pod %s: %w", pod.Namespace, pod.Name, err)
 			}
 			for i := range list.Items {
 				found[list.Items[i].Name] = &list.Items[i]
@@ -159,10 +222,11 @@ func (c *Client) inspectClaims(ctx context.Context, pod *corev1.Pod, in *Inspect
 			opts.Continue = list.Continue
 		}
 	}
+	var notes []string
 	for i := range claims {
 		pvc, ok := found[claims[i].ClaimName]
 		if !ok {
-			in.Notes = append(in.Notes, fmt.Sprintf("claim %s (volume %s) does not exist", claims[i].ClaimName, claims[i].Volume))
+			notes = append(notes, fmt.Sprintf("claim %s (volume %s) does not exist", claims[i].ClaimName, claims[i].Volume))
 			continue
 		}
 		for _, m := range pvc.Status.AccessModes {
@@ -175,7 +239,7 @@ func (c *Client) inspectClaims(ctx context.Context, pod *corev1.Pod, in *Inspect
 		}
 		claims[i].Phase = string(pvc.Status.Phase)
 	}
-	return nil
+	return notes, nil
 }
 
 // inspectEvents lists the events about this pod instance (by name and UID,
@@ -246,9 +310,19 @@ func inspectEventLine(e corev1.Event) string {
 	return line
 }
 
-// inspectLog reads the Kafka container's log tail into the Inspection: the
-// previous instance when the pod has restarted, else (or when the kubelet
-// no longer has it) the current one.
+// logRead is what inspectLog read: the kept tail and how it was obtained.
+type logRead struct {
+	source    LogSource
+	received  int64
+	text      string
+	truncated bool
+	notes     []string
+}
+
+// inspectLog reads the log tail of container (k is its status, nil when
+// the pod has no container recognisable as Kafka): the previous instance
+// when the pod has restarted, else (or when the kubelet no longer has it)
+// the current one.
 //
 // The request asks for TailLines lines and at most a read cap of
 // inspectReadCapFactor×LogTailBytes, and the stream is cut at that cap
@@ -256,51 +330,46 @@ func inspectEventLine(e corev1.Event) string {
 // cap is above LogTailBytes on purpose: the kubelet applies limitBytes
 // from the start of the tail window, so asking for exactly LogTailBytes
 // would drop the newest lines (the crash) whenever the window is larger.
-func (c *Client) inspectLog(ctx context.Context, pod *corev1.Pod, in *Inspection) error {
-	s := &in.Snapshot
-	in.LogSource = LogNone
-	k := s.Kafka()
-	if s.KafkaContainer == "" || k == nil {
-		in.Notes = append(in.Notes, "no log read: the pod has no container recognisable as Kafka")
-		return nil
+func (c *Client) inspectLog(ctx context.Context, pod *corev1.Pod, container string, k *diagnose.ContainerState) (logRead, error) {
+	out := logRead{source: LogNone}
+	if container == "" || k == nil {
+		out.notes = append(out.notes, "no log read: the pod has no container recognisable as Kafka")
+		return out, nil
 	}
 	source := LogCurrent
 	if k.LastTerminated != nil || k.RestartCount > 0 {
 		source = LogPrevious
 	}
-	stream, err := c.inspectOpenLog(ctx, pod, s.KafkaContainer, source == LogPrevious)
+	stream, err := c.inspectOpenLog(ctx, pod, container, source == LogPrevious)
 	if source == LogPrevious && inspectNoLog(err) {
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		out.notes = append(out.notes, fmt.Sprintf(
 			"the previous instance's log of container %s is gone (%s); read the current instance's log instead",
-			s.KafkaContainer, inspectStatusMessage(err)))
+			container, inspectStatusMessage(err)))
 		source = LogCurrent
-		stream, err = c.inspectOpenLog(ctx, pod, s.KafkaContainer, false)
+		stream, err = c.inspectOpenLog(ctx, pod, container, false)
 	}
 	if inspectNoLog(err) {
-		in.Notes = append(in.Notes, fmt.Sprintf("no log read from container %s: %s", s.KafkaContainer, inspectStatusMessage(err)))
-		return nil
+		out.notes = append(out.notes, fmt.Sprintf("no log read from container %s: %s", container, inspectStatusMessage(err)))
+		return out, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s log of %s/%s container %s: %w", source, pod.Namespace, pod.Name, s.KafkaContainer, err)
+		return logRead{}, fmt.Errorf("reading %s log of %s/%s container %s: %w", source, pod.Namespace, pod.Name, container, err)
 	}
 	defer stream.Close()
 	if source == LogCurrent && k.RestartCount == 0 && k.LastTerminated == nil {
-		in.Notes = append(in.Notes, fmt.Sprintf("container %s has not restarted: read the current instance's log", s.KafkaContainer))
+		out.notes = append(out.notes, fmt.Sprintf("container %s has not restarted: read the current instance's log", container))
 	}
 	tail, err := readLogTail(stream, c.opts.LogTailBytes, c.inspectReadCap())
 	if err != nil {
-		return fmt.Errorf("reading %s log of %s/%s container %s: %w", source, pod.Namespace, pod.Name, s.KafkaContainer, err)
+		return logRead{}, fmt.Errorf("reading %s log of %s/%s container %s: %w", source, pod.Namespace, pod.Name, container, err)
 	}
-	in.LogSource = source
-	in.LogBytesReceived = tail.received
-	s.Log = string(tail.text)
-	s.LogBytes = len(tail.text)
-	s.LogTruncated = tail.cutOlder || tail.hitCap
+	out.source, out.received, out.text = source, tail.received, string(tail.text)
+	out.truncated = tail.cutOlder || tail.hitCap
 	if tail.hitCap {
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		out.notes = append(out.notes, fmt.Sprintf(
 			"stopped reading the log after %d bytes (the read cap): its newest lines may be missing", tail.received))
 	}
-	return nil
+	return out, nil
 }
 
 func (c *Client) inspectReadCap() int64 { return inspectReadCapFactor * c.opts.LogTailBytes }

@@ -101,9 +101,11 @@ func TestSnapshotSeedIncident(t *testing.T) {
 	if len(actions) > 4 {
 		t.Errorf("Inspect made %d API requests, want at most 4: %q", len(actions), actions)
 	}
-	want := []string{"get pods", "get persistentvolumeclaims", "list events", "get pods/log"}
-	if !slices.Equal(actions, want) {
-		t.Errorf("requests = %q, want %q", actions, want)
+	// The pod first; then the claim, the events and the log, at once (in
+	// any order).
+	want := []string{"get pods", "get persistentvolumeclaims", "get pods/log", "list events"}
+	if len(actions) != len(want) || actions[0] != want[0] || !slices.Equal(slices.Sorted(slices.Values(actions[1:])), want[1:]) {
+		t.Errorf("requests = %q, want %q then %q in any order", actions, want[0], want[1:])
 	}
 }
 
@@ -355,6 +357,9 @@ func TestInspectRefusals(t *testing.T) {
 		wantIs      error
 		wantAPI     func(error) bool
 		wantActions int
+		// orFewer accepts down to wantActions-orFewer requests: reads that
+		// run at once may or may not have been sent before one failed.
+		orFewer int
 	}{
 		{name: "namespace outside KAFKA_NAMESPACES", ns: "kube-system", pod: "foobar-kafka-broker-0", wantIs: ErrNamespaceNotAllowed},
 		{name: "no namespace", ns: "", pod: "foobar-kafka-broker-0", wantIs: ErrInvalidName},
@@ -366,7 +371,9 @@ func TestInspectRefusals(t *testing.T) {
 			setup: func(cs *fake.Clientset) {
 				cs.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
 			},
-			wantAPI: apierrors.IsForbidden, wantActions: 3,
+			// The pod get, then claims, events and log at once: the log
+			// and claim reads may be cancelled before they are sent.
+			wantAPI: apierrors.IsForbidden, wantActions: 4, orFewer: 2,
 		},
 	}
 	for _, tt := range tests {
@@ -387,7 +394,7 @@ func TestInspectRefusals(t *testing.T) {
 			if tt.wantAPI != nil && !tt.wantAPI(err) {
 				t.Errorf("error %q has the wrong API status", err)
 			}
-			if got := len(cs.Actions()); got != tt.wantActions {
+			if got := len(cs.Actions()); got > tt.wantActions || got < tt.wantActions-tt.orFewer {
 				t.Errorf("%d requests, want %d: %q", got, tt.wantActions, inspActionList(cs))
 			}
 		})

@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// heldQueue is a one-worker queue whose first job holds the worker until
+// release is closed, and which records the order jobs ran in.
+type heldQueue struct {
+	q       *jobQueue
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	ran     []string
+	release chan struct{}
+}
+
+func newHeldQueue(t *testing.T, capacity int) *heldQueue {
+	h := &heldQueue{release: make(chan struct{})}
+	h.q = newJobQueue(1, capacity, h.wg.Go)
+	if _, ok := h.q.admit(); !ok {
+		t.Fatal("an empty queue refused")
+	}
+	h.q.run("holder", func() { <-h.release })
+	return h
+}
+
+func (h *heldQueue) job(name string) func() {
+	return func() {
+		h.mu.Lock()
+		h.ran = append(h.ran, name)
+		h.mu.Unlock()
+	}
+}
+
+func (h *heldQueue) submit(t *testing.T, key, name string) {
+	t.Helper()
+	if _, ok := h.q.admit(); !ok {
+		t.Fatalf("queue refused %s", name)
+	}
+	h.q.run(key, h.job(name))
+}
+
+func (h *heldQueue) finish() []string {
+	close(h.release)
+	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ran
+}
+
+// TestQueueRoundRobinAcrossRequesters: one requester's burst does not go
+// before everyone else's single request; urgent jobs (clicks) go first.
+func TestQueueRoundRobinAcrossRequesters(t *testing.T) {
+	h := newHeldQueue(t, 16)
+	for _, j := range []struct{ key, name string }{
+		{"alice", "a1"}, {"alice", "a2"}, {"alice", "a3"}, {"alice", "a4"},
+		{"bob", "b1"}, {"carol", "c1"}, {"bob", "b2"},
+	} {
+		h.submit(t, j.key, j.name)
+	}
+	if _, ok := h.q.admit(); !ok {
+		t.Fatal("queue refused the click")
+	}
+	h.q.runUrgent(h.job("click"))
+	want := []string{"click", "a1", "b1", "c1", "a2", "b2", "a3", "a4"}
+	if got := h.finish(); !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
+	}
+	if running, waiting := h.q.depth(); running != 0 || waiting != 0 {
+		t.Errorf("after the queue drained: %d running, %d waiting; want none (no idle workers)", running, waiting)
+	}
+}
+
+// TestQueueRefusesOnlyWhenFull: with the worker busy, capacity jobs wait;
+// the next is refused with a retry time; a job owed to an admitted request
+// is queued even then; a freed place admits again.
+func TestQueueRefusesOnlyWhenFull(t *testing.T) {
+	h := newHeldQueue(t, 2)
+	h.submit(t, "alice", "a1")
+	h.submit(t, "bob", "b1")
+	retry, ok := h.q.admit()
+	if ok {
+		t.Fatal("a full queue admitted a job")
+	}
+	if retry <= 0 {
+		t.Errorf("refusal retry time %v, want a positive estimate", retry)
+	}
+	h.q.runOwed("alice", h.job("owed"))
+	if _, waiting := h.q.depth(); waiting != 3 {
+		t.Errorf("%d waiting, want 3 (the owed answer is never refused)", waiting)
+	}
+	got := h.finish()
+	if want := []string{"a1", "b1", "owed"}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
+	}
+	if _, ok := h.q.admit(); !ok {
+		t.Error("an empty queue refused after draining")
+	}
+}
+
+// TestQueueWithoutWaiting: capacity 0 keeps the old behaviour: busy
+// workers refuse at once.
+func TestQueueWithoutWaiting(t *testing.T) {
+	h := newHeldQueue(t, 0)
+	if _, ok := h.q.admit(); ok {
+		t.Error("a queue of size 0 with its worker busy admitted a job")
+	}
+	h.finish()
+}
+
+func TestQueueFullText(t *testing.T) {
+	for _, tc := range []struct {
+		retry time.Duration
+		want  string
+	}{
+		{0, "about 5 seconds"},
+		{4200 * time.Millisecond, "about 5 seconds"},
+		{61 * time.Second, "about 61 seconds"},
+	} {
+		if got := queueFullText(256, tc.retry); !strings.Contains(got, tc.want) || !strings.Contains(got, "256 requests") {
+			t.Errorf("queueFullText(256, %v) = %q, want %q", tc.retry, got, tc.want)
+		}
+	}
+}
