@@ -70,6 +70,10 @@ func (b *Bot) onInteraction(ctx context.Context, req socketmode.Request, cb slac
 		b.onSilenceClick(ctx, sc)
 		return
 	}
+	if ec, ok := escalationClickFrom(cb); ok {
+		b.startClick(ctx, "escalation click", ec.User, ec.Channel, ec.ResponseURL, func(ctx context.Context) { b.handleEscalationClick(ctx, ec) })
+		return
+	}
 	c, ok := clickFrom(cb)
 	if !ok {
 		return
@@ -172,6 +176,9 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		fin := &finishOnce{Reporter: rep}
 		sum := b.opts.Repairer.Repair(b.poster.base, req, fin)
 		fin.Finish(b.poster.base, sum)
+		if sum.Outcome == recovery.OutcomeCrashAgain {
+			b.offerEscalationClear(b.poster.base, rep, a)
+		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod,
 			"approver", req.Approver, "outcome", string(sum.Outcome))
