@@ -207,15 +207,11 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if script.MountRoot == "" {
 		script.MountRoot = DefaultMountRoot
 	}
-	env, err := script.Env()
-	if err != nil {
-		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
-	}
 	if !script.CheckOnly {
 		script.GoSignal = in.RepairID
 		script.GoWait = max(deadline-goWaitMargin, deadline/2)
 	}
-	env, err = script.Env()
+	env, err := script.Env()
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
