@@ -55,6 +55,8 @@ const (
 	ChannelQuery = "channel"
 	// ClusterLabel names the Kubernetes cluster an alert is about.
 	ClusterLabel = "cluster"
+	// bodyReadTimeout bounds reading one request body.
+	bodyReadTimeout = 30 * time.Second
 )
 
 // Sink takes the alerts the receiver accepted (*sweep.Sweeper).
@@ -184,6 +186,10 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	// A body trickled in slowly must not hold the connection: the server's
+	// own timeouts cover only the headers. (Not every ResponseWriter
+	// supports deadlines; httptest's does not, and needs none.)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	actions, ignored, err := rc.parse(w, r)
 	if err != nil {
 		var re *requestError
