@@ -58,7 +58,7 @@ func slackAlert(a sweep.Alert) handlers.Alert {
 		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID, Cluster: a.Cluster,
 		Rule: a.Rule, Title: a.Title, Severity: a.Severity, Reason: string(a.Reason), Detail: a.Detail,
 		Findings: a.Findings, Snapshot: a.Snapshot, ReadError: a.ReadError, StartsAt: a.StartsAt,
-		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group,
+		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group, Channel: a.Channel,
 		Resolution: string(a.Resolution), ResolvedAt: a.ResolvedAt,
 	}
 }
@@ -104,6 +104,19 @@ func (c Control) Silences(ctx context.Context) ([]handlers.Silence, error) {
 		out[i] = slackSilence(s)
 	}
 	return out, nil
+}
+
+// EndSilence ends silence id now; an unknown or ended one wraps
+// handlers.ErrNoSuchSilence.
+func (c Control) EndSilence(ctx context.Context, id, by string) (handlers.Silence, error) {
+	s, err := c.s.EndSilence(ctx, id, by)
+	if errors.Is(err, sweep.ErrNoSuchSilence) {
+		return handlers.Silence{}, fmt.Errorf("%w: %w", handlers.ErrNoSuchSilence, err)
+	}
+	if err != nil {
+		return handlers.Silence{}, err
+	}
+	return slackSilence(s), nil
 }
 
 // SweepNow runs a sweep on the leader; elsewhere it wraps handlers.ErrNotLeader.

@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // click is one press of the bot's Approve or Reject button.
@@ -67,6 +68,10 @@ func (b *Bot) onInteraction(ctx context.Context, req socketmode.Request, cb slac
 	}
 	if sc, ok := silenceClickFrom(cb); ok {
 		b.onSilenceClick(ctx, sc)
+		return
+	}
+	if ec, ok := escalationClickFrom(cb); ok {
+		b.startClick(ctx, "escalation click", ec.User, ec.Channel, ec.ResponseURL, func(ctx context.Context) { b.handleEscalationClick(ctx, ec) })
 		return
 	}
 	c, ok := clickFrom(cb)
@@ -124,8 +129,8 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
-	rep := newThreadReporter(b.poster, parent, a.Pod, b.log)
-	stamp := now.UTC().Format("2006-01-02 15:04:05 MST")
+	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
 		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", mention(c.User), stamp), "Rejected — nothing was changed")
@@ -164,13 +169,16 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		Requester: a.Requester, Approver: strings.Join(rec.Approvers(), ","),
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
 	}
-	rep.Say(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)))
+	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
 		fin := &finishOnce{Reporter: rep}
 		sum := b.opts.Repairer.Repair(b.poster.base, req, fin)
 		fin.Finish(b.poster.base, sum)
+		if sum.Outcome == recovery.OutcomeCrashAgain {
+			b.offerEscalationClear(b.poster.base, rep, a)
+		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod,
 			"approver", req.Approver, "outcome", string(sum.Outcome))
@@ -242,14 +250,14 @@ func alreadyDecided(out approval.Outcome) string {
 	switch out.Reason {
 	case approval.ReasonAlreadyRejected:
 		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
-			mention(r.Rejected.User), r.Rejected.At.UTC().Format("15:04:05 MST"))
+			mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
 	case approval.ReasonDuplicate:
 		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
 			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
 	}
 	last := r.Approvals[len(r.Approvals)-1]
 	return fmt.Sprintf("This repair was already approved by %s at %s. Nothing more was done.",
-		mentions(r.Approvers()), last.At.UTC().Format("15:04:05 MST"))
+		mentions(r.Approvers()), slackview.Date(last.At, slackview.DateTime))
 }
 
 // moreApprovers says how many more approvers are needed, in words.

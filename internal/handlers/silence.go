@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Silence is a silence in force, as the sweep stores it.
@@ -32,6 +33,9 @@ type Silencer interface {
 	Silence(ctx context.Context, key string, until time.Time, by string) (Silence, error)
 	// Silences returns the silences in force, newest first.
 	Silences(ctx context.Context) ([]Silence, error)
+	// EndSilence ends silence id now; an error wrapping ErrNoSuchSilence
+	// says no silence in force has that id.
+	EndSilence(ctx context.Context, id, by string) (Silence, error)
 }
 
 // SweepTrigger runs a full health sweep now (cmd/bot adapts
@@ -74,6 +78,18 @@ type silenceGrant struct {
 }
 
 func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
+
+// choose narrows a menu's grant to the chosen duration, which must be one
+// of silenceChoices and within the grant; it reports whether it was.
+func (g *silenceGrant) choose(label string) bool {
+	for _, c := range silenceChoices {
+		if c.label == label && c.d <= g.duration() {
+			g.For = int64(c.d / time.Second)
+			return true
+		}
+	}
+	return false
+}
 
 // Errors of silence tokens.
 var (
@@ -127,12 +143,54 @@ func (b *Bot) silenceActions(key, what, channel string, now time.Time) *slack.Ac
 	return slack.NewActionBlock(blockSilence, buttons...)
 }
 
-// silenceClick is one press of a Silence button.
+// actionSilenceMenu prefixes the action_id of an alert's Silence menu (an
+// overflow menu). The rest of the action_id is a signed silence grant for
+// the longest choice: an overflow option's value holds at most 150
+// characters, too few for a token, so the options' values only name the
+// duration ("1h", "24h", "7d"), which must be one of silenceChoices and
+// within the grant.
+const actionSilenceMenu = "kafkabot.silencemenu."
+
+// maxActionID is Slack's limit on an action_id.
+const maxActionID = 255
+
+// silenceControl returns the alert's Silence menu for key ("pod" or
+// "cluster" says what it is), or nil when it cannot be built (signing
+// failed, or the key is too long for an action_id: the caller then posts
+// the Silence buttons).
+func (b *Bot) silenceControl(key, what, channel string, now time.Time) slack.BlockElement {
+	longest := silenceChoices[len(silenceChoices)-1]
+	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
+		Key: key, For: int64(longest.d / time.Second), Channel: channel,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
+	})
+	if err != nil {
+		b.log.Error("signing a silence menu failed; posting without it", "key", key, "error", err)
+		return nil
+	}
+	if len(actionSilenceMenu)+len(token) > maxActionID {
+		return nil
+	}
+	var options []*slack.OptionBlockObject
+	for _, c := range silenceChoices {
+		options = append(options, slack.NewOptionBlockObject(c.label, plain("🔕 Silence "+what+" for "+c.label), nil))
+	}
+	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
+}
+
+// silenceClick is one press of a Silence button, or one choice of a
+// Silence menu (Choice set).
 type silenceClick struct {
 	Team, Channel, User string
 	MessageTS           string
 	Token               string
-	ResponseURL         string
+	// Choice is the menu option chosen ("1h"...); empty for a button.
+	Choice      string
+	ResponseURL string
+	// End marks a click of End silence (Token is then an unsilence grant).
+	End bool
+	// ThreadTS is the thread of the clicked message ("" outside a thread).
+	ThreadTS string
 }
 
 // silenceClickFrom extracts a Silence button press from a block_actions
@@ -142,7 +200,25 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 		return silenceClick{}, false
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a == nil || !strings.HasPrefix(a.ActionID, actionSilence) {
+		if a == nil {
+			continue
+		}
+		if a.ActionID == actionUnsilence {
+			return silenceClick{
+				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
+				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
+				Token: a.Value, ResponseURL: cb.ResponseURL, End: true,
+				ThreadTS: cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
+			}, true
+		}
+		if token, ok := strings.CutPrefix(a.ActionID, actionSilenceMenu); ok {
+			return silenceClick{
+				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
+				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
+				Token: token, Choice: cmp.Or(a.SelectedOption.Value, "-"), ResponseURL: cb.ResponseURL,
+			}, true
+		}
+		if !strings.HasPrefix(a.ActionID, actionSilence) {
 			continue
 		}
 		return silenceClick{
@@ -164,6 +240,10 @@ func (b *Bot) onSilenceClick(ctx context.Context, c silenceClick) {
 // so in the alert's thread. Silencing hides alerts from everyone, so it
 // takes the same authority as approving a repair: only APPROVERS may.
 func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
+	if c.End {
+		b.handleEndSilenceClick(ctx, c)
+		return
+	}
 	now := b.clock()
 	g, err := verifySilence(b.opts.ApprovalSecret, c.Token, now)
 	refuse := func(reason, text string) {
@@ -178,6 +258,9 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	case err != nil:
 		g = silenceGrant{}
 		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was silenced.")
+		return
+	case c.Choice != "" && !g.choose(c.Choice):
+		refuse("invalid-choice", "This Silence choice is not one the bot offers. Nothing was silenced.")
 		return
 	case g.Channel != c.Channel:
 		refuse("wrong-origin", "This Silence button belongs to another channel. Nothing was silenced.")
@@ -201,9 +284,10 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
 		mention(c.User), inlineCode(sil.Key, 300), humanDuration(g.duration()),
-		sil.Until.UTC().Format("2006-01-02 15:04 MST"), inlineCode(sil.ID, 40))
+		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
+	blocks := b.silenceConfirmation(text, sil, c.Channel)
 	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, nil, text); err != nil {
+		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}
 	})
@@ -254,7 +338,10 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
 		return
 	}
-	b.tell(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, b.clock()))
+	now := b.clock()
+	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, now), b.silencesBlocks(list, s.Channel, now)...); err != nil {
+		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
+	}
 }
 
 // silencesText lists silences, one a line, within a message's size.
@@ -266,7 +353,7 @@ func silencesText(list []Silence, now time.Time) string {
 	fmt.Fprintf(&b, "🔕 *%d silence(s) in force*\n", len(list))
 	for i, s := range list {
 		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", inlineCode(s.Key, 300),
-			s.Until.UTC().Format("2006-01-02 15:04 MST"), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
+			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
 		if runeLen(b.String())+runeLen(line) > plainFallbackMaxText-40 {
 			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
 			break

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // ephemeralResponse is an ack payload shown only to the user who typed the command.
@@ -72,6 +73,9 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	}
 }
 
+// blockRepairNotice is the block ID of /kafka status's repair notice.
+const blockRepairNotice = "repair-notice"
+
 // queueFullText is the refusal of a command when the queue is full: it
 // says why and when to try again (at least 5 s, in whole seconds).
 func queueFullText(waiting int, retry time.Duration) string {
@@ -87,9 +91,32 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
 		return
 	}
-	blocks, fallback := renderStatus(pods, b.clock())
+	msg := slackview.Pods(pods, b.clock())
+	blocks, fallback := msg.Blocks, msg.Fallback
+	if b.opts.RepairNotice != nil {
+		if notice := b.opts.RepairNotice(); notice != "" && len(blocks) > 0 {
+			// Right under the header: whether repairs can run at all.
+			blocks = append(blocks[:1:1], append([]slack.Block{slackview.Section(blockRepairNotice, notice)}, blocks[1:]...)...)
+			fallback = notice + "\n" + fallback
+		}
+	}
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
+	}
+}
+
+// postDetails posts a message's details as the first reply in its thread,
+// through the thread's ordered queue (so nothing about a repair can
+// overtake it), and waits for it (or ctx).
+func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
+	done := b.poster.enqueue(messageKey(channel, ts), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
+			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

@@ -30,7 +30,34 @@ const (
 	AnnotationBrokerUID    = "kafkabot/broker-uid"
 	AnnotationImageSource  = "kafkabot/image-source"
 	AnnotationSecurityNote = "kafkabot/security-note"
+	// AnnotationGo is the go signal: the bot sets it to the repair id on
+	// its own debug pod once it has re-read the broker and seen Kafka
+	// stopped; the script reads it through a downwardAPI volume and moves
+	// nothing before it appears. After the pod starts it is the bot's only
+	// write to the pod.
+	AnnotationGo = "kafkabot/go"
 )
+
+// goVolume is the debug pod's downwardAPI volume holding the go signal,
+// mounted at <MountRoot>/kafkabot-go (the script reads <...>/kafkabot-go/go).
+const (
+	goVolume  = "kafkabot-go"
+	goDirName = "kafkabot-go"
+)
+
+// goWaitMargin is how much of the debug pod's deadline the script keeps
+// after waiting for the go signal, to make its move and report.
+const goWaitMargin = 30 * time.Second
+
+// meshOptOut are the annotations (and the Istio label) that keep a service
+// mesh from injecting a sidecar into the debug pod: a sidecar would never
+// exit (the pod would never finish) and our own admission policy would
+// refuse its extra container.
+var meshOptOut = map[string]string{
+	"sidecar.istio.io/inject":   "false",
+	"linkerd.io/inject":         "disabled",
+	"kuma.io/sidecar-injection": "disabled",
+}
 
 // Where the debug pod's image came from (AnnotationImageSource).
 const (
@@ -51,9 +78,39 @@ const maxDebugDeadline = time.Hour
 
 // rootSecurityNote explains why a debug pod for a root broker is not
 // restricted-PSA compliant.
-const rootSecurityNote = "the broker runs as uid 0, so the debug pod must too to own the same files: " +
+const rootSecurityNote = "the broker runs as uid 0 and ALLOW_ROOT_BROKER is set, so the debug pod runs as root too, to own the same files: " +
 	"it cannot satisfy the restricted Pod Security Standard (runAsNonRoot); " +
 	"all capabilities are still dropped, privilege escalation is off and the root filesystem is read-only"
+
+// imageUserNote explains runAsNonRoot on a debug pod whose broker names no uid.
+const imageUserNote = "the broker sets no runAsUser: the debug pod runs as its image's user with runAsNonRoot, " +
+	"so the kubelet refuses to start it if that user is root"
+
+// RootBrokerError says the broker runs as uid 0 and running the debug pod as
+// root was not allowed. The deployed admission policy admits only non-root
+// debug pods unless the bot's namespace opts in, so the automated repair is
+// refused and the manual runbook applies.
+type RootBrokerError struct {
+	Namespace, Pod string
+}
+
+func (e *RootBrokerError) Error() string {
+	return fmt.Sprintf("broker %s/%s runs as uid 0: the automated repair would need a root debug pod, which this bot does not run "+
+		"(the admission policy admits only non-root debug pods); follow the manual runbook of the finding, or, to allow it, "+
+		"set ALLOW_ROOT_BROKER=true and annotate the bot's namespace kafkabot.io/allow-root-broker=true", e.Namespace, e.Pod)
+}
+
+// NoDigestError says no image pinned by digest is known for the debug pod:
+// the admission policy admits only repo@sha256:... images, so a tag (which
+// can be re-pointed) is never used.
+type NoDigestError struct {
+	Image string
+}
+
+func (e *NoDigestError) Error() string {
+	return fmt.Sprintf("image %q is not pinned by digest and the kubelet reported no digest for the broker's image: "+
+		"set DEBUG_IMAGE to an image by digest (repo@sha256:...)", e.Image)
+}
 
 // digestRefRE is an image reference pinned by sha256 digest.
 var digestRefRE = regexp.MustCompile(`^[^\s@]+@sha256:[0-9a-f]{64}$`)
@@ -80,6 +137,9 @@ type DebugPodInput struct {
 	Script ScriptInput
 	// Deadline is the pod's activeDeadlineSeconds (DefaultDebugDeadline if 0).
 	Deadline time.Duration
+	// AllowRoot lets the debug pod run as uid 0 when the broker does
+	// (ALLOW_ROOT_BROKER). Without it such a broker gets a *RootBrokerError.
+	AllowRoot bool
 }
 
 // ReadWriteOncePodError says a claim is ReadWriteOncePod: the scheduler lets
@@ -113,9 +173,11 @@ func (e *ReadWriteOncePodError) Error() string {
 // Identity: the broker's uid, gid, fsGroup, supplemental groups and SELinux
 // options, so renames are allowed and no ownership changes; fsGroupChangePolicy
 // OnRootMismatch so the kubelet does not walk the volume re-chowning files.
-// Everything else is locked down to the restricted Pod Security Standard,
-// except runAsNonRoot for a broker that runs as root (see the
-// AnnotationSecurityNote annotation).
+// Everything else is locked down to the restricted Pod Security Standard and
+// to what deploy/'s admission policy admits: runAsNonRoot always, except for
+// a broker that runs as root when in.AllowRoot is set (see the
+// AnnotationSecurityNote annotation; without it DebugPod returns a
+// *RootBrokerError), and an image pinned by digest (else a *NoDigestError).
 func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	broker := in.Broker
 	if broker == nil {
@@ -145,6 +207,10 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if script.MountRoot == "" {
 		script.MountRoot = DefaultMountRoot
 	}
+	if !script.CheckOnly {
+		script.GoSignal = in.RepairID
+		script.GoWait = max(deadline-goWaitMargin, deadline/2)
+	}
 	env, err := script.Env()
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
@@ -153,11 +219,21 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
+	volumes = append(volumes, corev1.Volume{Name: goVolume, VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+		Items: []corev1.DownwardAPIVolumeFile{{Path: "go", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationGo + "']"}}},
+	}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: goVolume, MountPath: script.MountRoot + "/" + goDirName, ReadOnly: true})
 	image, imageSource, err := debugImage(in.Image, broker, kafka)
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
+	if err := checkShell(in.Image, image, kafka); err != nil {
+		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
+	}
 	podSC, containerSC, note := debugSecurityContexts(broker.Spec.SecurityContext, kafka.SecurityContext)
+	if !*containerSC.RunAsNonRoot && !in.AllowRoot {
+		return nil, &RootBrokerError{Namespace: broker.Namespace, Pod: broker.Name}
+	}
 
 	mode := ModeApply
 	if script.CheckOnly {
@@ -175,6 +251,9 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if note != "" {
 		annotations[AnnotationSecurityNote] = note
 	}
+	for k, v := range meshOptOut {
+		annotations[k] = v
+	}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -184,6 +263,8 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 				kube.LabelManagedBy: kube.ManagedByBot,
 				kube.LabelRepairID:  in.RepairID,
 				kube.LabelBroker:    broker.Name,
+				// Istio's revision-based injection reads the label.
+				"sidecar.istio.io/inject": "false",
 			},
 			Annotations: annotations,
 		},
@@ -260,6 +341,12 @@ func claimVolumes(broker *corev1.Pod, claims []string, modes map[string][]corev1
 		return nil, nil, errors.New("no claim to mount")
 	}
 	brokerClaims := claimVolumeNames(broker)
+	ephemeral := map[string]string{}
+	for _, v := range broker.Spec.Volumes {
+		if v.Ephemeral != nil {
+			ephemeral[broker.Name+"-"+v.Name] = v.Name
+		}
+	}
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	for i, claim := range claims {
@@ -271,6 +358,9 @@ func claimVolumes(broker *corev1.Pod, claims []string, modes map[string][]corev1
 		}
 		if slices.Contains(modes[claim], corev1.ReadWriteOncePod) {
 			return nil, nil, &ReadWriteOncePodError{Claim: claim}
+		}
+		if vol, ok := ephemeral[claim]; ok {
+			return nil, nil, &EphemeralVolumeError{Claim: claim, Volume: vol}
 		}
 		name := "claim-" + strconv.Itoa(i)
 		volumes = append(volumes, corev1.Volume{
@@ -298,11 +388,15 @@ func claimVolumeNames(broker *corev1.Pod) map[string]string {
 }
 
 // debugImage picks the image: the override, else the broker's image by the
-// digest the kubelet resolved (imageID), else the broker's spec image.
+// digest the kubelet resolved (imageID), else the broker's spec image. Each
+// must be pinned by digest (repo@sha256:...).
 func debugImage(override string, broker *corev1.Pod, kafka *corev1.Container) (image, source string, err error) {
 	if override != "" {
 		if strings.ContainsAny(override, " \t\r\n") {
 			return "", "", fmt.Errorf("debug image %q contains white space", override)
+		}
+		if !digestRefRE.MatchString(override) {
+			return "", "", &NoDigestError{Image: override}
 		}
 		return override, ImageSourceOverride, nil
 	}
@@ -320,6 +414,9 @@ func debugImage(override string, broker *corev1.Pod, kafka *corev1.Container) (i
 	}
 	if kafka.Image == "" {
 		return "", "", fmt.Errorf("container %s has no image", kafka.Name)
+	}
+	if !digestRefRE.MatchString(kafka.Image) {
+		return "", "", &NoDigestError{Image: kafka.Image}
 	}
 	return kafka.Image, ImageSourceTag, nil
 }
@@ -352,7 +449,7 @@ func debugSecurityContexts(pod *corev1.PodSecurityContext, ctr *corev1.SecurityC
 	}
 	uid := firstNonNil(ctr.RunAsUser, pod.RunAsUser)
 	gid := firstNonNil(ctr.RunAsGroup, pod.RunAsGroup)
-	nonRoot := firstNonNil(ctr.RunAsNonRoot, pod.RunAsNonRoot)
+	var nonRoot *bool
 	var note string
 	switch {
 	case uid != nil && *uid == 0:
@@ -360,11 +457,14 @@ func debugSecurityContexts(pod *corev1.PodSecurityContext, ctr *corev1.SecurityC
 		note = rootSecurityNote
 	case uid != nil:
 		nonRoot = ptr.To(true)
-	case nonRoot == nil || !*nonRoot:
+	default:
 		// No uid anywhere: the image's USER applies, as it did for the broker
-		// when the image is the same. Without runAsNonRoot the kubelet would
-		// also start a root image, so say so.
-		note = "the broker sets no runAsUser and no runAsNonRoot: the debug pod runs as the image's user and may not meet the restricted Pod Security Standard"
+		// when the image is the same. runAsNonRoot makes the kubelet refuse a
+		// root image user instead of running the script as root.
+		nonRoot = ptr.To(true)
+		if broker := firstNonNil(ctr.RunAsNonRoot, pod.RunAsNonRoot); broker == nil || !*broker {
+			note = imageUserNote
+		}
 	}
 	podSC := &corev1.PodSecurityContext{
 		RunAsUser:          uid,

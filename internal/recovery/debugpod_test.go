@@ -175,7 +175,8 @@ func TestDebugPodBitnami(t *testing.T) {
 		t.Error("envFrom set: the script must see only its validated variables")
 	}
 	wantEnv, _ := ScriptInput{Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0", NodeID: "100",
-		MountRoot: DefaultMountRoot, BackupName: "kafkabot-backup-20250428T082201Z-a1b2c3d4"}.Env()
+		MountRoot: DefaultMountRoot, BackupName: "kafkabot-backup-20250428T082201Z-a1b2c3d4",
+		GoSignal: "a1b2c3d4", GoWait: 150 * time.Second}.Env()
 	if len(c.Env) != len(wantEnv) {
 		t.Fatalf("env %+v, want %+v", c.Env, wantEnv)
 	}
@@ -185,14 +186,22 @@ func TestDebugPodBitnami(t *testing.T) {
 		}
 	}
 
-	// Volumes: the claim at /kafka-data/0, nothing else.
-	if len(spec.Volumes) != 1 || spec.Volumes[0].PersistentVolumeClaim == nil ||
+	// Volumes: the claim at /kafka-data/0, and the go signal's downwardAPI
+	// volume (read-only) at /kafka-data/kafkabot-go; nothing else.
+	if len(spec.Volumes) != 2 || spec.Volumes[0].PersistentVolumeClaim == nil ||
 		spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data-foobar-kafka-broker-0" || spec.Volumes[0].PersistentVolumeClaim.ReadOnly {
 		t.Errorf("volumes %+v", spec.Volumes)
 	}
-	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/kafka-data/0" || c.VolumeMounts[0].Name != spec.Volumes[0].Name ||
+	if len(c.VolumeMounts) != 2 || c.VolumeMounts[0].MountPath != "/kafka-data/0" || c.VolumeMounts[0].Name != spec.Volumes[0].Name ||
 		c.VolumeMounts[0].SubPath != "" || c.VolumeMounts[0].ReadOnly {
 		t.Errorf("volumeMounts %+v", c.VolumeMounts)
+	}
+	if d := spec.Volumes[1].DownwardAPI; d == nil || len(d.Items) != 1 || d.Items[0].Path != "go" ||
+		d.Items[0].FieldRef == nil || d.Items[0].FieldRef.FieldPath != "metadata.annotations['kafkabot/go']" {
+		t.Errorf("go volume %+v", spec.Volumes[1])
+	}
+	if m := c.VolumeMounts[1]; m.Name != spec.Volumes[1].Name || m.MountPath != "/kafka-data/kafkabot-go" || !m.ReadOnly {
+		t.Errorf("go mount %+v", m)
 	}
 
 	// Labels and annotations.
@@ -242,7 +251,7 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 	in.ClaimNames = []string{"data-0-my-cluster-broker-pool-0", "data-1-my-cluster-broker-pool-0"}
 	in.ClaimAccessModes = nil // not read by the caller: cannot refuse RWOP, must still work
 	in.Script.MountRoot = "/mnt/kb"
-	in.Image = "registry.local/tools/busybox:1.36"
+	in.Image = "registry.local/tools/busybox@sha256:" + strings.Repeat("c", 64)
 	in.Deadline = 0
 
 	pod, err := DebugPod(in)
@@ -250,7 +259,8 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pod.Spec.Containers[0]
-	if len(c.VolumeMounts) != 2 || c.VolumeMounts[0].MountPath != "/mnt/kb/0" || c.VolumeMounts[1].MountPath != "/mnt/kb/1" {
+	if len(c.VolumeMounts) != 3 || c.VolumeMounts[0].MountPath != "/mnt/kb/0" || c.VolumeMounts[1].MountPath != "/mnt/kb/1" ||
+		c.VolumeMounts[2].MountPath != "/mnt/kb/kafkabot-go" {
 		t.Errorf("mounts %+v", c.VolumeMounts)
 	}
 	if pod.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "data-1-my-cluster-broker-pool-0" {
@@ -265,16 +275,23 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 	if *psc.RunAsUser != 1001 || psc.RunAsGroup != nil || !*psc.RunAsNonRoot || *psc.FSGroup != 0 {
 		t.Errorf("pod identity %+v", psc)
 	}
-	if c.Image != "registry.local/tools/busybox:1.36" || pod.Annotations[AnnotationImageSource] != ImageSourceOverride {
+	if c.Image != "registry.local/tools/busybox@sha256:"+strings.Repeat("c", 64) || pod.Annotations[AnnotationImageSource] != ImageSourceOverride {
 		t.Errorf("image %q source %q", c.Image, pod.Annotations[AnnotationImageSource])
 	}
 	if *pod.Spec.ActiveDeadlineSeconds != int64(DefaultDebugDeadline/time.Second) {
 		t.Errorf("default deadline %d", *pod.Spec.ActiveDeadlineSeconds)
 	}
 
-	// A broker that runs as root: the debug pod must too, and says it is not restricted.
+	// A broker that runs as root: refused (the manual runbook applies)
+	// unless root is allowed; then the debug pod runs as root too, and says
+	// it is not restricted.
 	root := bitnamiInput()
 	root.Broker.Spec.Containers[1].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(int64(0))}
+	var rootErr *RootBrokerError
+	if _, err := DebugPod(root); !errors.As(err, &rootErr) || !strings.Contains(err.Error(), "manual runbook") {
+		t.Fatalf("root broker without AllowRoot: err %v, want a RootBrokerError naming the manual runbook", err)
+	}
+	root.AllowRoot = true
 	pod, err = DebugPod(root)
 	if err != nil {
 		t.Fatal(err)
@@ -297,9 +314,9 @@ func TestDebugPodImage(t *testing.T) {
 	}{
 		{"containerd digest", bitnamiDigest, "", bitnamiDigest, ImageSourceDigest},
 		{"docker-pullable", "docker-pullable://" + bitnamiDigest, "", bitnamiDigest, ImageSourceDigest},
-		{"bare image id is not pullable", "sha256:3f1a4c0e9b8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29", "",
-			"docker.io/bitnami/kafka:3.5.1-debian-11-r44", ImageSourceTag},
-		{"not started yet", "", "", "docker.io/bitnami/kafka:3.5.1-debian-11-r44", ImageSourceTag},
+		{"bare image id is not pullable: refused", "sha256:3f1a4c0e9b8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29", "", "", ""},
+		{"not started yet, tag only: refused", "", "", "", ""},
+		{"override by tag: refused", bitnamiDigest, "busybox:1.36", "", ""},
 		{"override wins", bitnamiDigest, "busybox@sha256:" + strings.Repeat("b", 64), "busybox@sha256:" + strings.Repeat("b", 64), ImageSourceOverride},
 	}
 	for _, tc := range tests {
@@ -308,6 +325,13 @@ func TestDebugPodImage(t *testing.T) {
 			in.Broker.Status.ContainerStatuses[1].ImageID = tc.imageID
 			in.Image = tc.override
 			pod, err := DebugPod(in)
+			if tc.want == "" {
+				var nd *NoDigestError
+				if !errors.As(err, &nd) {
+					t.Fatalf("err %v, want a NoDigestError (the admission policy admits only images by digest)", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -423,5 +447,27 @@ func TestDebugEphemeralContainerForReadWriteOncePod(t *testing.T) {
 	in.ClaimNames = []string{"data-other"}
 	if _, err := DebugEphemeralContainer(in); err == nil {
 		t.Error("accepted a claim the broker does not mount")
+	}
+}
+
+// TestDebugPodWithoutUIDRunsNonRoot: a broker that names no uid runs as its
+// image's user; the debug pod then requires a non-root user (the admission
+// policy admits nothing else) and says why.
+func TestDebugPodWithoutUIDRunsNonRoot(t *testing.T) {
+	in := bitnamiInput()
+	in.Broker.Spec.SecurityContext = nil
+	for i := range in.Broker.Spec.Containers {
+		in.Broker.Spec.Containers[i].SecurityContext = nil
+	}
+	pod, err := DebugPod(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := pod.Spec.Containers[0].SecurityContext
+	if sc.RunAsUser != nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || !*pod.Spec.SecurityContext.RunAsNonRoot {
+		t.Errorf("container %+v: want no uid and runAsNonRoot true", sc)
+	}
+	if pod.Annotations[AnnotationSecurityNote] != imageUserNote {
+		t.Errorf("security note %q", pod.Annotations[AnnotationSecurityNote])
 	}
 }

@@ -63,6 +63,9 @@ type alertRecord struct {
 	NotifiedFingerprint string     `json:"notifiedFingerprint,omitempty"`
 	Ref                 MessageRef `json:"ref,omitzero"`
 	Group               string     `json:"group,omitempty"`
+	// Channel is the channel an external alert named before the first
+	// notification (kept so a repeat goes to the same place).
+	Channel string `json:"channel,omitempty"`
 	// HealthySince is when the pod was first seen Ready (or absent) while
 	// the alert fired; zero while it is not.
 	HealthySince time.Time  `json:"healthySince,omitzero"`
@@ -80,7 +83,7 @@ func (r *alertRecord) alert() Alert {
 	return Alert{
 		Key: r.Key, Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Cluster: r.Cluster,
 		Rule: r.Rule, Title: r.Title, Severity: r.Severity, Reason: r.Reason, Detail: r.Detail,
-		StartsAt: r.StartsAt, Group: r.Group, Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
+		StartsAt: r.StartsAt, Group: r.Group, Channel: r.Channel, Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
 	}
 }
 
@@ -201,7 +204,10 @@ func (st *state) merge(other *state) {
 		}
 	}
 	for k, s := range other.Silences {
-		if mine, ok := st.Silences[k]; !ok || s.UpdatedAt.After(mine.UpdatedAt) {
+		// On a tie the earlier end wins: a silence ended early in the same
+		// instant it was written elsewhere is ended (alerts resume).
+		mine, ok := st.Silences[k]
+		if !ok || s.UpdatedAt.After(mine.UpdatedAt) || s.UpdatedAt.Equal(mine.UpdatedAt) && s.Until.Before(mine.Until) {
 			st.Silences[k] = s
 		}
 	}

@@ -20,8 +20,9 @@ import (
 // alertChannel is ALERT_CHANNEL in the sweep scenarios.
 const alertChannel = "C0KAFKAALERTS"
 
-// actionSilencePrefix starts the action_id of every Silence button.
-const actionSilencePrefix = "kafkabot.silence."
+// actionSilencePrefix starts the action_id of every Silence control (the
+// alert's menu, or the buttons that stand in for it).
+const actionSilencePrefix = "kafkabot.silence"
 
 // alertGrace is ALERT_RESOLVE_GRACE; the sweep's clock is fake, so the
 // grace passes when the test steps it.
@@ -173,7 +174,9 @@ func TestSweepAlertThroughSlackEndToEnd(t *testing.T) {
 	if len(top) != 2 {
 		t.Fatalf("ALERT_CHANNEL has %d top-level messages after the second crash, want 2", len(top))
 	}
-	again := blockTexts(t, top[1].Blocks)
+	// The alert and its details reply (which carries the pod's UID).
+	w.waitSlack("the new alert's details", func() bool { return len(w.emu.Thread(alertChannel, top[1].TS)) > 0 })
+	again := blockTexts(t, top[1].Blocks) + strings.Join(w.threadTexts(top[1]), "\n")
 	now, err := w.pod(seedBroker)
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +207,11 @@ type alertingBot struct {
 func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *alertingBot {
 	w.t.Helper()
 	p := w.newBotParts(identity)
+	if w.self == "" {
+		// The world's own copy of the bot's namespace (deploy/'s Role): the
+		// one state ConfigMap name the bot may write is shared otherwise.
+		w.self = w.env.SelfNamespace(w.t, "kafka-bot-"+w.ns)
+	}
 	alerts := handlers.NewAlertNotifier(alertChannel)
 	sw, err := sweep.New(sweep.Options{
 		Client:         p.cluster,
@@ -212,10 +220,10 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		RepeatInterval: sweep.DefaultRepeatInterval,
 		ResolveGrace:   alertGrace,
 		GroupWait:      -1, // the fake clock would hold a group wait forever
-		StateNamespace: testenv.BotNamespace,
-		StateName:      "kafkabot-alert-state-" + w.ns,
+		StateNamespace: w.self,
+		StateName:      sweep.DefaultStateName,
 		LeaderElection: true,
-		LeaseName:      "kafkabot-leader-" + w.ns,
+		LeaseName:      "kafkabot-leader",
 		Identity:       identity,
 		Clock:          clk,
 		Logger:         p.log,
@@ -229,7 +237,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 }
 
 func (w *world) alertState(ctx context.Context) map[string]string {
-	cm, err := w.admin.CoreV1().ConfigMaps(testenv.BotNamespace).Get(ctx, "kafkabot-alert-state-"+w.ns, metav1.GetOptions{})
+	cm, err := w.admin.CoreV1().ConfigMaps(w.self).Get(ctx, sweep.DefaultStateName, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}
