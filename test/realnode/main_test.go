@@ -197,7 +197,9 @@ func (c *cluster) prepare(ctx context.Context) error {
 
 // installBot installs the bot exactly as the README says, with a test
 // overlay on top of deploy/: the image by digest, the emulator's URL, the
-// Secret, and the API server's real address (there is no kube-proxy).
+// Secret, the channels and approver, the broker image's repository for the
+// admission policy, and the API server's real address (there is no
+// kube-proxy).
 func (c *cluster) installBot(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "realnode-overlay-")
 	if err != nil {
@@ -243,6 +245,13 @@ patches:
       - op: add
         path: /data/SLACK_API_URL
         value: %s
+  - target:
+      kind: Namespace
+      name: kafka-bot
+    patch: |-
+      - op: replace
+        path: /metadata/annotations/kafkabot.io~1debug-image-repositories
+        value: kafkabot.local/kafka-standin
   - target:
       kind: Deployment
       name: kafka-bot

@@ -36,7 +36,11 @@ func TestBotPodDeletedMidRepair(t *testing.T) {
 	t.Cleanup(func() { setUnschedulable(t, false) })
 	m := diagnose(t, "diagnose "+kafkaNS+"/"+s.broker)
 	click(t, m, actionApprove, approver)
-	waitThread(t, m, "Wait for debug pod", 2*time.Minute)
+	// Running (⏳), not only listed (⏸): the bot waits for the Pending debug
+	// pod, to give it its go or for it to finish.
+	waitThreadFunc(t, m, "the wait for the debug pod", func(s string) bool {
+		return strings.Contains(s, "⏳ Give the debug pod its go") || strings.Contains(s, "⏳ Wait for debug pod")
+	}, 2*time.Minute)
 
 	ctx := context.Background()
 	lease, err := env.admin.CoordinationV1().Leases(kafkaNS).Get(ctx, kube.RepairLeaseName(s.broker), metav1.GetOptions{})
@@ -63,9 +67,9 @@ func TestBotPodDeletedMidRepair(t *testing.T) {
 	}
 	setUnschedulable(t, false)
 
-	th := waitThread(t, m, "*Repair ", resumeWait)
+	th, summary, _ := waitOutcome(t, m, resumeWait)
 	measure(t, "bot pod deleted to the resumed repair's summary", time.Since(deleted))
-	if summary := th[len(th)-1]; !strings.Contains(summary, "Repair succeeded") {
+	if !strings.Contains(summary, "Repair succeeded") {
 		t.Fatalf("the resumed repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
 	}
 	if !strings.Contains(strings.Join(th, "\n"), "bot restarted during step") {

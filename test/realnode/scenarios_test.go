@@ -3,6 +3,7 @@
 package realnode
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,12 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
 // approveRepair diagnoses the scenario's broker, approves the repair and
 // returns the diagnosis message and its thread once the summary is posted.
-func (s *scenario) approveRepair() (slackemu.Message, []string) {
+func (s *scenario) approveRepair() (th []string, outcome string) {
 	s.t.Helper()
 	m := diagnose(s.t, "diagnose "+kafkaNS+"/"+s.broker)
 	text := blockTexts(s.t, m.Blocks)
@@ -26,7 +26,8 @@ func (s *scenario) approveRepair() (slackemu.Message, []string) {
 		s.t.Fatalf("the diagnosis of %s is not the metadata-log divergence:\n%s", s.broker, text)
 	}
 	click(s.t, m, actionApprove, approver)
-	return m, waitThread(s.t, m, "*Repair ", 8*time.Minute)
+	th, outcome, _ = waitOutcome(s.t, m, 8*time.Minute)
+	return th, outcome
 }
 
 // TestStrimziJBODOnARealNode repairs a broker with Strimzi's layout: two
@@ -38,8 +39,8 @@ func TestStrimziJBODOnARealNode(t *testing.T) {
 	s.writeVolumes("0", true)
 	s.deploy()
 	old := s.waitCrashLoop(1)
-	_, th := s.approveRepair()
-	if summary := th[len(th)-1]; !strings.Contains(summary, "Repair succeeded") {
+	th, summary := s.approveRepair()
+	if !strings.Contains(summary, "Repair succeeded") {
 		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
 	}
 	checkBackup(t, s)
@@ -92,8 +93,7 @@ func TestRepairRefusedByOnDiskChecks(t *testing.T) {
 			before := snapshot(t, s.volume(0))
 			s.deploy()
 			old := s.waitCrashLoop(1)
-			_, th := s.approveRepair()
-			summary := th[len(th)-1]
+			th, summary := s.approveRepair()
 			if strings.Contains(summary, "Repair succeeded") || !strings.Contains(strings.Join(th, "\n"), tc.want) {
 				t.Errorf("want a refusal saying %q; the thread reads:\n%s", tc.want, strings.Join(th, "\n---\n"))
 			}
@@ -107,8 +107,10 @@ func TestRepairRefusedByOnDiskChecks(t *testing.T) {
 			if now.UID != old.UID {
 				t.Errorf("%s was restarted (UID %s, was %s) although the repair was refused", s.broker, now.UID, old.UID)
 			}
-			if left := listDebugPods(t); len(left) != 0 {
-				t.Errorf("debug pods left behind: %v", left)
+			// The cleanup may still be deleting the debug pod when the
+			// outcome is posted.
+			if err := waitFor(context.Background(), time.Minute, func() (bool, error) { return len(listDebugPods(t)) == 0, nil }); err != nil {
+				t.Errorf("debug pods left behind: %v", listDebugPods(t))
 			}
 		})
 	}

@@ -61,12 +61,11 @@ func TestSeedIncidentOnARealNode(t *testing.T) {
 	if th := env.emu.Thread(m.Channel, m.TS); len(th) > 0 {
 		measure(t, "approve to first thread message", slackTime(th[0].TS).Sub(approved))
 	}
-	th := waitThread(t, m, "*Repair ", 8*time.Minute)
-	summary := th[len(th)-1]
+	th, summary, outcome := waitOutcome(t, m, 8*time.Minute)
 	if !strings.Contains(summary, "Repair succeeded") {
 		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
 	}
-	done := slackTime(env.emu.Thread(m.Channel, m.TS)[len(th)-1].TS)
+	done := slackTime(outcome.TS)
 
 	// The cluster: a new broker pod (new UID), Ready; no debug pod left.
 	now, err := s.pod(s.broker)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -405,10 +406,12 @@ func click(t *testing.T, m slackemu.Message, action, user string) time.Time {
 	return at
 }
 
+// threadTexts returns each reply of m's thread as its text followed by
+// every text of its blocks (the bot renders most of a reply in blocks).
 func threadTexts(m slackemu.Message) []string {
 	var out []string
 	for _, r := range env.emu.Thread(m.Channel, m.TS) {
-		out = append(out, r.Text)
+		out = append(out, r.Text+"\n"+blocksText(r.Blocks))
 	}
 	return out
 }
@@ -417,21 +420,43 @@ func threadTexts(m slackemu.Message) []string {
 // reply to the approver (a refused click) ends the wait at once.
 func waitThread(t *testing.T, m slackemu.Message, want string, timeout time.Duration) []string {
 	t.Helper()
+	return waitThreadFunc(t, m, strconv.Quote(want), func(s string) bool { return strings.Contains(s, want) }, timeout)
+}
+
+func waitThreadFunc(t *testing.T, m slackemu.Message, what string, match func(string) bool, timeout time.Duration) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var th []string
 	ephemerals := len(env.emu.Ephemerals(m.Channel, approver))
 	if err := env.emu.WaitFor(ctx, func() bool {
 		th = threadTexts(m)
-		return len(env.emu.Ephemerals(m.Channel, approver)) > ephemerals ||
-			slices.ContainsFunc(th, func(s string) bool { return strings.Contains(s, want) })
+		return len(env.emu.Ephemerals(m.Channel, approver)) > ephemerals || slices.ContainsFunc(th, match)
 	}); err != nil {
-		t.Fatalf("waiting for %q in the thread: %v; the thread so far:\n%s", want, err, strings.Join(th, "\n---\n"))
+		t.Fatalf("waiting for %s in the thread: %v; the thread so far:\n%s", what, err, strings.Join(th, "\n---\n"))
 	}
 	if e := env.emu.Ephemerals(m.Channel, approver); len(e) > ephemerals {
 		t.Fatalf("the bot answered the approver privately instead: %q", e[len(e)-1].Text)
 	}
 	return th
+}
+
+// repairOutcome matches the repair's outcome line: "*Repair succeeded.*",
+// "*Repair failed.*"…
+var repairOutcome = regexp.MustCompile(`\*Repair [^*]+\.\*`)
+
+// waitOutcome waits for the repair's outcome reply in m's thread and
+// returns the thread and that reply (its text and block texts).
+func waitOutcome(t *testing.T, m slackemu.Message, timeout time.Duration) ([]string, string, slackemu.Message) {
+	t.Helper()
+	waitThreadFunc(t, m, "the repair's outcome", repairOutcome.MatchString, timeout)
+	for _, r := range env.emu.Thread(m.Channel, m.TS) {
+		if text := r.Text + "\n" + blocksText(r.Blocks); repairOutcome.MatchString(text) {
+			return threadTexts(m), text, r
+		}
+	}
+	t.Fatal("the outcome reply vanished")
+	return nil, "", slackemu.Message{}
 }
 
 // blockTexts concatenates every "text" string of a message's blocks.
@@ -440,6 +465,15 @@ func blockTexts(t *testing.T, raw json.RawMessage) string {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("blocks are not JSON: %v", err)
+	}
+	return blocksText(raw)
+}
+
+// blocksText is blockTexts without a test: "" for blocks that are not JSON.
+func blocksText(raw json.RawMessage) string {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return ""
 	}
 	var b strings.Builder
 	var walk func(any)
