@@ -66,6 +66,9 @@ func runRepair() (section, error) {
 	}
 
 	view.Reset()
+	// The diagnosis' details reply is already in the thread: the first
+	// reply of the repair is the one after it.
+	before := len(sb.emu.Thread(channel, diag.message.TS))
 	start := time.Now()
 	id, err := sb.emu.SendClick(ctx, slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: diag.message.TS, ActionID: actionApprove})
 	if err != nil {
@@ -78,7 +81,7 @@ func runRepair() (section, error) {
 	var thread []slackemu.Message
 	err = sb.emu.WaitFor(ctx, func() bool {
 		thread = sb.emu.Thread(channel, diag.message.TS)
-		if len(thread) > 0 && first == 0 {
+		if len(thread) > before && first == 0 {
 			first = time.Since(start)
 		}
 		return len(thread) > 0 && strings.Contains(thread[len(thread)-1].Text, "*Repair ")

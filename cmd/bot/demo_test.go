@@ -16,23 +16,21 @@ import (
 )
 
 // demoStory is the story's key lines, in the order they must appear: the
-// health sweep's alert in #kafka-alerts (with Approve / Reject and
-// Silence), the diagnosis by rule, the approval, the move of the metadata
+// health sweep's alert in #kafka-alerts (with Approve / Reject and the
+// Silence menu), the diagnosis and its details reply, the approval, the move of the metadata
 // log out of the log dir, the broker Ready again, the alert resolved.
 var demoStory = []*regexp.Regexp{
 	regexp.MustCompile(`foobar-kafka-broker-0 +broker +0/1 +CrashLoopBackOff`),
 	regexp.MustCompile(`── 2\. The alert, in #kafka-alerts`),
 	regexp.MustCompile(`health sweep leads \(Lease kafka-bot/kafkabot-leader, held by kafkabot-demo\)`),
-	regexp.MustCompile(`│ 🔴 kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
-	regexp.MustCompile(`│ 🚨 Alert from the health sweep`),
-	regexp.MustCompile(`│ Noticed: CrashLoopBackOff`),
-	regexp.MustCompile(`│ \[ 🔕 Silence pod 1h \]  \[ 🔕 Silence pod 24h \]  \[ 🔕 Silence pod 7d \]`),
-	regexp.MustCompile(`│ \[ Approve repair \]  \[ Reject \]`),
+	regexp.MustCompile(`│ 🔴 kind-demo/kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
+	regexp.MustCompile(`│ 🚨 Alert from the health sweep · noticed CrashLoopBackOff`),
+	regexp.MustCompile(`│ \[ Approve repair \]  \[ Reject \]  \[ ⋯ \]`),
 	regexp.MustCompile(`on record in ConfigMap kafka-bot/kafkabot-alert-state`),
 	regexp.MustCompile(`@alice \(on call\) types:  /kafka diagnose broker-0`),
-	regexp.MustCompile(`│ 🔴 kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
-	regexp.MustCompile(`rule metadata-log-offset-mismatch`),
+	regexp.MustCompile(`│ 🔴 kind-demo/kafka/foobar-kafka-broker-0: KRaft metadata log diverged`),
 	regexp.MustCompile(`│ \[ Approve repair \]  \[ Reject \]`),
+	regexp.MustCompile(`rule metadata-log-offset-mismatch`),
 	regexp.MustCompile(`🧵 ✅ @bob approved\. Starting: move-metadata-log of __cluster_metadata-0`),
 	regexp.MustCompile(`Moved /kafka-data/0/data/__cluster_metadata-0 to /kafka-data/0/kafkabot-backup-[0-9TZ]+-[a-z0-9]+/data/__cluster_metadata-0`),
 	regexp.MustCompile(`🧵 ✅ Repair succeeded: the broker is back\.`),

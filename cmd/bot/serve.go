@@ -104,6 +104,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Decisions:         cluster.Decisions(),
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
+		ClusterName:       cfg.ClusterName,
 		QueueSize:         noneIfZero(cfg.QueueSize),
 		ShareWindow:       noneIfZero(cfg.ShareWindow),
 		Cluster:           cluster,

@@ -25,6 +25,7 @@ type Config struct {
 	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
 	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
+	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
 	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
@@ -81,6 +82,9 @@ func (c *Config) Validate() error {
 	u, err := url.Parse(c.SlackAPIURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("SLACK_API_URL %q: want an http(s) URL", c.SlackAPIURL)
+	}
+	if n := len(c.ClusterName); n > 63 || strings.ContainsAny(c.ClusterName, "\n\r\t") {
+		return fmt.Errorf("CLUSTER_NAME %q: want at most 63 characters on one line", c.ClusterName)
 	}
 	if !strings.HasSuffix(c.SlackAPIURL, "/") {
 		return fmt.Errorf("SLACK_API_URL %q: must end with /", c.SlackAPIURL)

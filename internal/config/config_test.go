@@ -99,6 +99,8 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "2h"}, "DIAGNOSIS_SHARE_WINDOW"},
 		{map[string]string{"APPROVAL_TTL": "-1m"}, "APPROVAL_TTL"},
 		{map[string]string{"LOG_TAIL_BYTES": "0"}, "LOG_TAIL_BYTES"},
+		{map[string]string{"CLUSTER_NAME": strings.Repeat("c", 64)}, "CLUSTER_NAME"},
+		{map[string]string{"CLUSTER_NAME": "prod\neu"}, "CLUSTER_NAME"},
 	}
 	for _, tt := range tests {
 		setEnv(t, tt.env)

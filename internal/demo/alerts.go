@@ -39,8 +39,9 @@ const (
 	botIdentity = "kafkabot-demo"
 )
 
-// silenceActionPrefix starts the action_id of every Silence button.
-const silenceActionPrefix = "kafkabot.silence."
+// silenceActionPrefix starts the action_id of every Silence control (the
+// alert's menu, or the buttons that stand in for it).
+const silenceActionPrefix = "kafkabot.silence"
 
 // alertWait bounds the wait for the sweep's first alert: it is posted by
 // the sweep's first evaluation, as soon as it leads.

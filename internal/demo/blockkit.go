@@ -38,7 +38,12 @@ type kitElement struct {
 	ActionID string          `json:"action_id"`
 	Value    string          `json:"value"`
 	Style    string          `json:"style"`
-	Confirm  *struct {
+	// Options are an overflow menu's choices.
+	Options []struct {
+		Text  kitText `json:"text"`
+		Value string  `json:"value"`
+	} `json:"options"`
+	Confirm *struct {
 		Title   kitText `json:"title"`
 		Text    kitText `json:"text"`
 		Confirm kitText `json:"confirm"`
@@ -99,6 +104,8 @@ func selectBlocks(raw json.RawMessage, ids ...string) (json.RawMessage, error) {
 // Button is an interactive button of a message.
 type Button struct {
 	ActionID, Label, Value, Style string
+	// Options are an overflow menu's choices (its Label is "⋯").
+	Options []string
 	// ConfirmTitle and ConfirmText are the confirm dialog's, if any.
 	ConfirmTitle, ConfirmText string
 }
@@ -112,6 +119,14 @@ func Buttons(raw json.RawMessage) ([]Button, error) {
 	var out []Button
 	for _, b := range blocks {
 		for _, e := range b.Elements {
+			if b.Type == "actions" && e.Type == "overflow" {
+				btn := Button{ActionID: e.ActionID, Label: "⋯"}
+				for _, o := range e.Options {
+					btn.Options = append(btn.Options, o.Text.Text)
+				}
+				out = append(out, btn)
+				continue
+			}
 			if b.Type != "actions" || e.Type != "button" {
 				continue
 			}
@@ -171,6 +186,10 @@ func RenderText(raw json.RawMessage, fallback string, users Users) (string, erro
 		case "actions":
 			var s []string
 			for _, e := range b.Elements {
+				if e.Type == "overflow" {
+					s = append(s, "[ ⋯ ]")
+					continue
+				}
 				s = append(s, "[ "+MrkdwnToText(e.text(), users)+" ]")
 			}
 			parts = append(parts, strings.Join(s, "  "))
@@ -195,10 +214,14 @@ func textOf(t *kitText, users Users) string {
 func displayWidth(s string) int { return len([]rune(s)) }
 
 var (
-	mentionRe = regexp.MustCompile(`<@([A-Z0-9]+)>`)
-	linkRe    = regexp.MustCompile(`<([^<>|]+)\|([^<>]+)>`)
-	boldRe    = regexp.MustCompile(`\*([^*\n]+)\*`)
-	italicRe  = regexp.MustCompile(`(^|[\s(])_([^_\n]+)_($|[\s).,:;])`)
+	// dateRe is a Slack date token; it shows its fallback here (the UTC
+	// time), where Slack shows the reader's own time zone.
+	dateRe        = regexp.MustCompile(`<!date\^\d+\^[^|>]*\|([^>]*)>`)
+	escapedDateRe = regexp.MustCompile(`&lt;!date\^\d+\^[^|&]*\|(.*?)&gt;`)
+	mentionRe     = regexp.MustCompile(`<@([A-Z0-9]+)>`)
+	linkRe        = regexp.MustCompile(`<([^<>|]+)\|([^<>]+)>`)
+	boldRe        = regexp.MustCompile(`\*([^*\n]+)\*`)
+	italicRe      = regexp.MustCompile(`(^|[\s(])_([^_\n]+)_($|[\s).,:;])`)
 	// The same, once the text is HTML-escaped.
 	escapedMentionRe = regexp.MustCompile(`&lt;@([A-Z0-9]+)&gt;`)
 	escapedLinkRe    = regexp.MustCompile(`&lt;([^&|]+)\|(.+?)&gt;`)
@@ -266,7 +289,8 @@ func MrkdwnToText(s string, users Users) string {
 				// The block already ended its last line.
 				sp.text = strings.TrimPrefix(sp.text, "\n")
 			}
-			t := mentionRe.ReplaceAllStringFunc(sp.text, func(m string) string {
+			t := dateRe.ReplaceAllString(sp.text, "$1")
+			t = mentionRe.ReplaceAllStringFunc(t, func(m string) string {
 				return "@" + users.name(mentionRe.FindStringSubmatch(m)[1])
 			})
 			t = linkRe.ReplaceAllString(t, "$2 ($1)")
@@ -290,6 +314,7 @@ func mrkdwnToHTML(s string, users Users) string {
 			b.WriteString("<code>" + html.EscapeString(unescapeSlack(sp.text)) + "</code>")
 		default:
 			t := html.EscapeString(unescapeSlack(sp.text))
+			t = escapedDateRe.ReplaceAllString(t, "$1")
 			// Mentions and links were escaped with the rest: match the escaped form.
 			t = escapedMentionRe.ReplaceAllStringFunc(t, func(m string) string {
 				id := strings.TrimSuffix(strings.TrimPrefix(m, "&lt;@"), "&gt;")
@@ -313,6 +338,10 @@ type MessageView struct {
 	Blocks       json.RawMessage
 	Fallback     string
 	Users        Users
+	// Replies, when set, shows the thread's reply count under the message.
+	Replies int
+	// Note, when set, is a caption line at the bottom of the page.
+	Note string
 }
 
 // RenderHTML renders a message as a standalone HTML page styled after
@@ -357,6 +386,10 @@ func RenderHTML(v MessageView) (string, error) {
 		case "actions":
 			body.WriteString(`<div class="actions">`)
 			for _, e := range b.Elements {
+				if e.Type == "overflow" {
+					body.WriteString(`<span class="button overflow">⋮</span>`)
+					continue
+				}
 				body.WriteString(`<span class="button ` + html.EscapeString(e.Style) + `">` + html.EscapeString(e.text()) + `</span>`)
 			}
 			body.WriteString(`</div>`)
@@ -364,7 +397,14 @@ func RenderHTML(v MessageView) (string, error) {
 			body.WriteString(`<div class="context">(` + html.EscapeString(b.Type) + ` block)</div>`)
 		}
 	}
-	return fmt.Sprintf(htmlPage, html.EscapeString(v.Channel), html.EscapeString(v.Author), html.EscapeString(v.Time), body.String()), nil
+	if v.Replies > 0 {
+		fmt.Fprintf(&body, `<div class="replies">💬 %d repl%s</div>`, v.Replies, map[bool]string{true: "y", false: "ies"}[v.Replies == 1])
+	}
+	note := ""
+	if v.Note != "" {
+		note = `<div class="note">` + html.EscapeString(v.Note) + `</div>`
+	}
+	return fmt.Sprintf(htmlPage, html.EscapeString(v.Channel), html.EscapeString(v.Author), html.EscapeString(v.Time), body.String(), note), nil
 }
 
 func textOrEmpty(t *kitText) string {
@@ -402,6 +442,9 @@ code { color: #c01343; background: #f8f8f8; border: 1px solid #ddd; border-radiu
 .button { display: inline-block; border: 1px solid #bbb; border-radius: 4px; padding: 4px 12px; font-weight: 700; font-size: 14px; margin-right: 8px; }
 .button.primary { background: #007a5a; border-color: #007a5a; color: #fff; }
 .button.danger { background: #fff; border-color: #e01e5a; color: #e01e5a; }
+.button.overflow { padding: 4px 8px; }
+.replies { color: #1264a3; font-size: 13px; font-weight: 700; margin: 6px 0; }
+.note { color: #616061; font-size: 12px; padding: 0 20px 12px; font-style: italic; }
 hr { border: none; border-top: 1px solid #ddd; }
 </style></head><body>
 <div class="bar"># %s</div>
@@ -409,5 +452,6 @@ hr { border: none; border-top: 1px solid #ddd; }
 <div><span class="who">%s</span><span class="app">APP</span><span class="time">%s</span></div>
 %s
 </div></div>
+%s
 </body></html>
 `

@@ -79,6 +79,9 @@ type Result struct {
 	Diagnosis slackemu.Message
 	// Final is the same message once the repair finished.
 	Final slackemu.Message
+	// Details is the diagnosis' first thread reply: everything the
+	// message leaves out.
+	Details slackemu.Message
 	// Thread holds the replies in the message's thread.
 	Thread []slackemu.Message
 	// Backup is where the metadata log went, relative to the volume root.
@@ -213,6 +216,7 @@ func (s *story) setUp(ctx context.Context) error {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
+		ClusterName:      ClusterName,
 		ApprovalChannels: []string{Channel}, Decisions: kc.Decisions(),
 	}))
 	if err != nil {
@@ -416,6 +420,15 @@ func (s *story) askForDiagnosis(ctx context.Context) (slackemu.Message, error) {
 	if err := s.printMessage(msg); err != nil {
 		return msg, err
 	}
+	var details []slackemu.Message
+	if err := s.emu.WaitFor(ctx, func() bool { details = s.emu.Thread(Channel, msg.TS); return len(details) > 0 }); err != nil {
+		return msg, fmt.Errorf("%w: the diagnosis came without its details reply: %w", ErrStoryFailed, err)
+	}
+	s.res.Details = details[0]
+	s.printf("\nand, as the first reply in its thread, the details (evidence, every fact, the runbook):\n\n")
+	if err := s.printMessage(details[0]); err != nil {
+		return msg, err
+	}
 	return msg, nil
 }
 
@@ -499,8 +512,9 @@ func (s *story) podPaths(text string) string {
 	return regexp.MustCompile(regexp.QuoteMeta(s.volumes)+`/\.kubesim-root-[^/]+`).ReplaceAllString(text, "")
 }
 
-// finishedRe matches the thread reply the bot posts when a repair ends.
-var finishedRe = regexp.MustCompile(`^\S+ \*Repair [^*]+\.\*`)
+// finishedRe matches the fallback text of the thread reply the bot posts
+// when a repair ends.
+var finishedRe = regexp.MustCompile(`^\S+ \*?Repair [^*]+\.`)
 
 // followThread prints each reply in the diagnosis' thread as it arrives,
 // until the bot posts the repair's outcome.
@@ -524,17 +538,29 @@ func (s *story) followThread(ctx context.Context, diag slackemu.Message) error {
 			return fmt.Errorf("%w: the bot refused the approval: %s", ErrStoryFailed, MrkdwnToText(refused[len(refused)-1].Text, users))
 		}
 		for _, m := range thread[printed:] {
-			text := s.podPaths(MrkdwnToText(m.Text, users))
-			first, rest, _ := strings.Cut(text, "\n")
-			s.printf("  🧵 %s\n", first)
-			for line := range strings.Lines(rest) {
-				s.printf("       %s\n", strings.TrimRight(line, "\n"))
-			}
 			if finishedRe.MatchString(m.Text) {
 				finish = m.Text
 			}
 		}
 		printed = len(thread)
+	}
+	// The checklist is one reply, edited in place as the steps ran: print
+	// every reply as it stands at the end (the details came with the
+	// diagnosis and are shown there).
+	for _, m := range s.emu.Thread(Channel, diag.TS)[1:] {
+		rendered, err := RenderText(m.Blocks, m.Text, users)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrStoryFailed, err)
+		}
+		text := s.podPaths(rendered)
+		first, rest, _ := strings.Cut(text, "\n")
+		s.printf("  🧵 %s\n", first)
+		for line := range strings.Lines(rest) {
+			s.printf("       %s\n", strings.TrimRight(line, "\n"))
+		}
+		if m.Updated > 0 {
+			s.printf("       (this reply was edited %d times as the steps ran; Slack notifies nobody of edits)\n", m.Updated)
+		}
 	}
 	s.res.Thread = s.emu.Thread(Channel, diag.TS)
 	// The message's status line is updated after the last reply is posted.

@@ -1,6 +1,9 @@
 package diagnose
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The seven classes of failure-classes.md section G ship without a real
 // log. These inputs are synthetic: each is built from the message format of
@@ -136,5 +139,74 @@ func TestMessageVariantsAcrossVersions(t *testing.T) {
 		if len(got) == 0 || got[0].Class != tc.class {
 			t.Errorf("%s: first finding %v, want %s", tc.name, ruleIDs(got), tc.class)
 		}
+	}
+}
+
+// The JVM prints OS errors in the node's locale; fd exhaustion at accept is
+// recognised by the exception class and the accept frames or Kafka's
+// acceptor line, whatever the words (synthetic lines).
+func TestLocalizedOSErrors(t *testing.T) {
+	cases := []struct{ name, log string }{
+		{"German, accept frames", "java.io.IOException: Zu viele offene Dateien\n\tat java.base/sun.nio.ch.Net.accept(Native Method)\n\tat kafka.network.Acceptor.accept(SocketServer.scala:715)\n"},
+		{"Chinese, JDK 8 frames", "java.io.IOException: 打开的文件过多\n\tat sun.nio.ch.ServerSocketChannelImpl.accept0(Native Method)\n"},
+		{"Chinese, Kafka's acceptor line", "[2025-01-01 00:00:00,000] ERROR [SocketServer listenerType=BROKER, nodeId=1] Error while accepting connection (kafka.network.DataPlaneAcceptor)\njava.io.IOException: 打开的文件过多\n"},
+		{"English", "java.io.IOException: Too many open files\n"},
+	}
+	for _, tc := range cases {
+		got := Default().Diagnose(Snapshot{Log: tc.log})
+		if len(got) == 0 || got[0].Class != "fd-limit" {
+			t.Errorf("%s: first finding %v, want fd-limit", tc.name, ruleIDs(got))
+		}
+	}
+}
+
+// ZooKeeper's exception surfaces as KeeperException$NodeExistsException
+// without a path; the registration frames identify it (synthetic lines in
+// the shape of KafkaZkClient's stack).
+func TestZooKeeperNodeExistsWithoutPath(t *testing.T) {
+	log := "[2025-01-01 00:00:00,000] ERROR Fatal error during KafkaServer startup. Prepare to shutdown (kafka.server.KafkaServer)\n" +
+		"org.apache.zookeeper.KeeperException$NodeExistsException: KeeperErrorCode = NodeExists\n" +
+		"\tat org.apache.zookeeper.KeeperException.create(KeeperException.java:126)\n" +
+		"\tat kafka.zk.KafkaZkClient$CheckedEphemeral.getAfterNodeExists(KafkaZkClient.scala:1904)\n" +
+		"\tat kafka.zk.KafkaZkClient.checkedEphemeralCreate(KafkaZkClient.scala:1842)\n" +
+		"\tat kafka.zk.KafkaZkClient.registerBroker(KafkaZkClient.scala:96)\n"
+	got := Default().Diagnose(Snapshot{Log: log})
+	if len(got) == 0 || got[0].Class != "zk-broker-id-already-registered" {
+		t.Fatalf("first finding %v", ruleIDs(got))
+	}
+}
+
+// TestSourcesPerClass measures, per failure class, how many distinct log
+// patterns the rules hold and how many of them cite the program text they
+// were read from (rules.yaml "sources"); run it with -v to see the table.
+// It fails if a source entry names no program file or the citations shrink
+// below what the knowledge base has today.
+func TestSourcesPerClass(t *testing.T) {
+	patterns := map[string]map[string]bool{}
+	sources := map[string]map[Source]bool{}
+	for _, r := range Default().Rules() {
+		c := r.ClassID()
+		if patterns[c] == nil {
+			patterns[c], sources[c] = map[string]bool{}, map[Source]bool{}
+		}
+		for _, p := range append(append([]string{}, r.Match.All...), r.Match.Any...) {
+			patterns[c][p] = true
+		}
+		for _, s := range r.Sources {
+			if !strings.Contains(s.From, "/") {
+				t.Errorf("rule %s: source %q names no file", r.ID, s.From)
+			}
+			sources[c][s] = true
+		}
+	}
+	ids := failureClassIDs(t)
+	total := 0
+	for _, c := range ids {
+		t.Logf("| %s | %d patterns | %d cited sources |", c, len(patterns[c]), len(sources[c]))
+		total += len(sources[c])
+	}
+	t.Logf("total cited sources: %d", total)
+	if total < 90 {
+		t.Errorf("only %d cited sources, the knowledge base had 91", total)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // The types below mirror internal/sweep's alert types. handlers does not
@@ -224,11 +225,13 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
-	blocks, fallback := b.renderAlert(a, n.channel, b.clock())
-	ts, err := p.post(ctx, n.channel, "", blocks, fallback)
+	msg, details := b.renderAlert(a, n.channel, b.clock())
+	blocks := msg.Blocks
+	ts, err := p.post(ctx, n.channel, "", blocks, msg.Fallback)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
+	b.postDetails(ctx, n.channel, ts, details)
 	b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
 	b.log.Info("alert posted", "audit", true, "channel", n.channel, "ts", ts, "alert", a.Key,
 		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
@@ -395,16 +398,16 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 	m.version++
 }
 
-// renderAlert builds the alert message: a banner saying it is an alert,
-// the /kafka diagnose blocks (Approve / Reject when repairable), and the
-// Silence buttons.
-func (b *Bot) renderAlert(a Alert, channel string, now time.Time) ([]slack.Block, string) {
+// renderAlert builds the alert message (slackview.Alert: the diagnosis
+// with Approve / Reject when repairable, a banner line, and the Silence
+// buttons after the approval buttons) and the details for its thread.
+func (b *Bot) renderAlert(a Alert, channel string, now time.Time) (msg, details slackview.Message) {
 	snap := a.Snapshot
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
 	snap.UID = cmp.Or(snap.UID, a.PodUID)
 	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
-	view := diagnosisView{Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
+	view := slackview.Diagnosis{ClusterName: b.opts.ClusterName, Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
 	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
@@ -419,77 +422,18 @@ func (b *Bot) renderAlert(a Alert, channel string, now time.Time) ([]slack.Block
 			view.Token = token
 		}
 	}
-	diag, _ := renderDiagnosis(view)
-	label := podLabel(snap.Namespace, snap.Pod)
-	blocks := []slack.Block{alertHeader(label, a), section(blockAlert, alertBanner(a))}
-	for _, blk := range diag {
-		switch blk.ID() {
-		case blockHeader:
-			continue
-		case blockContext:
-			blk = slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf(
-				"Found by the health sweep · diagnosed %s · read-only so far: nothing was changed",
-				now.UTC().Format("2006-01-02 15:04:05 MST"))))
-		}
-		blocks = append(blocks, blk)
+	av := slackview.Alert{
+		Diagnosis: view, Reason: a.Reason, Detail: a.Detail, Rule: a.Rule, StartsAt: a.StartsAt,
+		Repeat: a.Repeat, Changed: a.Changed, ReadError: a.ReadError,
 	}
-	// The Silence buttons go before the approval buttons' status line, so
-	// that capping never drops the Approve / Reject block.
-	if sil := b.silenceActions(a.SilenceKey(), "pod", channel, now); sil != nil {
-		blocks = insertBefore(blocks, blockStatus, sil)
-	}
-	verdict := cmp.Or(a.Title, "unhealthy, no known failure pattern matched")
-	fallback := truncateRunes(escapeMrkdwn("🚨 Kafka alert: "+label+": "+oneLine(verdict)), maxFallbackText)
-	return capBlocks(blocks), fallback
-}
-
-// insertBefore inserts blk before the first block with id, or at the end.
-func insertBefore(blocks []slack.Block, id string, blk slack.Block) []slack.Block {
-	for i, b := range blocks {
-		if b.ID() == id {
-			return slices.Insert(blocks, i, blk)
+	av.Silence = b.silenceControl(a.SilenceKey(), "pod", channel, now)
+	msg = av.Message()
+	if av.Silence == nil {
+		if sil := b.silenceActions(a.SilenceKey(), "pod", channel, now); sil != nil {
+			msg.Blocks = capBlocks(append(msg.Blocks, sil))
 		}
 	}
-	return append(blocks, blk)
-}
-
-func alertHeader(label string, a Alert) slack.Block {
-	icon, verdict := "🔴", "unhealthy, no known failure pattern matched"
-	if a.Title != "" {
-		icon, verdict = severityIcon(a.Severity), a.Title
-	}
-	return slack.NewHeaderBlock(plain(truncateRunes(icon+" "+plainSafe(label)+": "+plainSafe(oneLine(verdict)), maxHeaderText)),
-		slack.HeaderBlockOptionBlockID(blockHeader))
-}
-
-// alertBanner says this is an alert, how the pod was noticed, and whether
-// it is a repeat or a changed finding.
-func alertBanner(a Alert) string {
-	var s strings.Builder
-	switch {
-	case a.Changed:
-		s.WriteString("🔀 *Alert: the finding changed* since the last alert about this pod.\n")
-	case a.Repeat:
-		s.WriteString("🔁 *Alert, still firing:* nothing changed since the last alert about this pod.\n")
-	default:
-		s.WriteString("🚨 *Alert from the health sweep*\n")
-	}
-	noticed := escapeTruncate(cmp.Or(a.Reason, "unhealthy"), 100)
-	if a.Detail != "" {
-		noticed += " — " + escapeTruncate(oneLine(a.Detail), 500)
-	}
-	fmt.Fprintf(&s, "*Noticed:* %s\n", noticed)
-	if !a.StartsAt.IsZero() {
-		fmt.Fprintf(&s, "*Firing since:* %s", a.StartsAt.UTC().Format("2006-01-02 15:04:05 MST"))
-	}
-	if a.Rule != "" {
-		fmt.Fprintf(&s, " · rule %s", inlineCode(a.Rule, 120))
-	}
-	if a.ReadError != "" {
-		fmt.Fprintf(&s, "\n⚠️ Only the pod's status was read (%s), so the diagnosis did not see the log.",
-			escapeTruncate(oneLine(a.ReadError), 500))
-	}
-	return strings.TrimRight(s.String(), "\n")
+	return msg, av.Details()
 }
 
 func resolvedHeader(label, title string) slack.Block {
@@ -660,7 +604,9 @@ func (b *Bot) renderGroup(g AlertGroup, members *groupMembers, channel string, n
 	blocks = append(blocks, memberSections("*Pods*\n", lines)...)
 	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf("Found by the health sweep · updated %s · read-only: nothing was changed",
 		now.UTC().Format("2006-01-02 15:04:05 MST")))))
-	if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
+	if menu := b.silenceControl(g.Key, "cluster", channel, now); menu != nil {
+		blocks = append(blocks, slack.NewActionBlock(blockSilence, menu))
+	} else if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
 		blocks = append(blocks, sil)
 	}
 	fallback := truncateRunes(escapeMrkdwn(fmt.Sprintf("🚨 Kafka alert: %d pods of cluster %s are unhealthy", firing, label)), maxFallbackText)

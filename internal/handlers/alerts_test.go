@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,6 +112,36 @@ func (h *alertHarness) notify(a Alert) slackemu.Message {
 	return m
 }
 
+// silenceMenu returns the signed grant of the blocks' Silence menu and its
+// option values ("" when there is none).
+func silenceMenu(t testing.TB, raw []byte) (token string, options []string) {
+	t.Helper()
+	var list []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Options  []struct {
+				Value string `json:"value"`
+			} `json:"options"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatalf("blocks are not JSON: %v", err)
+	}
+	for _, b := range list {
+		for _, e := range b.Elements {
+			if tok, ok := strings.CutPrefix(e.ActionID, actionSilenceMenu); ok && e.Type == "overflow" {
+				for _, o := range e.Options {
+					options = append(options, o.Value)
+				}
+				return tok, options
+			}
+		}
+	}
+	return "", nil
+}
+
 func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	h := startAlertBot(t)
 	now := h.clock.Now()
@@ -118,10 +150,14 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	if p := validateBlocksJSON(m.Blocks); len(p) > 0 {
 		t.Errorf("alert blocks break limits:\n%s", strings.Join(p, "\n"))
 	}
-	text := blockTexts(t, m.Blocks)
+	thread := h.emu.Thread(alertChan, m.TS)
+	if len(thread) != 1 {
+		t.Fatalf("%d thread replies, want the details", len(thread))
+	}
+	text := blockTexts(t, m.Blocks) + blockTexts(t, thread[0].Blocks)
 	for _, want := range []string{
 		"kafka/foobar-kafka-broker-0: KRaft metadata log diverged", "Alert from the health sweep",
-		"CrashLoopBackOff — waiting in CrashLoopBackOff after 37 restarts", "UnexpectedAppendOffsetException",
+		"*Noticed:* CrashLoopBackOff — waiting in CrashLoopBackOff after 37 restarts", "UnexpectedAppendOffsetException",
 		"*Restarts*\n37", seedPVC, "Found by the health sweep",
 	} {
 		if !strings.Contains(text, want) {
@@ -140,20 +176,19 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	if a.Requester != sweepRequester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
 		t.Errorf("approval token carries %+v", a)
 	}
-	for _, c := range silenceChoices {
-		b := bs[actionSilence+c.label]
-		if b == nil {
-			t.Errorf("no Silence %s button (buttons %v)", c.label, bs)
-			continue
-		}
-		g, err := verifySilence(testSecret, b["value"].(string), now)
-		if err != nil {
-			t.Errorf("silence %s token: %v", c.label, err)
-			continue
-		}
-		if g.Key != seedNamespace+"/"+seedPod || g.duration() != c.d || g.Channel != alertChan {
-			t.Errorf("silence %s grants %+v", c.label, g)
-		}
+	token, options := silenceMenu(t, m.Blocks)
+	g, err := verifySilence(testSecret, token, now)
+	if err != nil {
+		t.Fatalf("silence menu token: %v", err)
+	}
+	if g.Key != seedNamespace+"/"+seedPod || g.duration() != 7*24*time.Hour || g.Channel != alertChan {
+		t.Errorf("silence menu grants %+v", g)
+	}
+	if want := []string{"1h", "24h", "7d"}; !slices.Equal(options, want) {
+		t.Errorf("silence menu options %v, want %v", options, want)
+	}
+	if bs[actionSilence+"24h"] != nil {
+		t.Error("Silence buttons posted beside the menu")
 	}
 	h.noAckFailures()
 }
@@ -168,12 +203,12 @@ func TestAlertBanners(t *testing.T) {
 		approve bool
 	}{
 		{"first", func(*Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
-		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing:*"}, nil, true},
+		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing*"}, nil, true},
 		{"changed", func(a *Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
 		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
 		{"unclassified", func(a *Alert) {
 			a.Findings, a.Title, a.Rule, a.Severity = nil, "", "unclassified", ""
-		}, []string{"🔴 kafka/foobar-kafka-broker-0: unhealthy, no known failure pattern matched", "none of my rules matched"}, []string{"🟢"}, false},
+		}, []string{"🔴 kafka/foobar-kafka-broker-0: CrashLoopBackOff, 37 restarts, no rule matched its log", "none of my rules matched"}, []string{"🟢"}, false},
 		{"controller: no repair", func(a *Alert) { a.Snapshot.Role = diagnose.RoleController }, []string{"not on this pod"}, nil, false},
 	}
 	for _, tt := range tests {
@@ -181,7 +216,8 @@ func TestAlertBanners(t *testing.T) {
 			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
-			blocks, _ := b.renderAlert(a, alertChan, now)
+			msg, details := b.renderAlert(a, alertChan, now)
+			blocks := append(msg.Blocks, details.Blocks...)
 			if p := validateBlocks(blocks); len(p) > 0 {
 				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))
 			}
@@ -201,8 +237,8 @@ func TestAlertBanners(t *testing.T) {
 			if got := bs[actionApprove] != nil; got != tt.approve {
 				t.Errorf("approve button offered = %t, want %t", got, tt.approve)
 			}
-			if bs[actionSilence+"24h"] == nil {
-				t.Error("no Silence 24h button")
+			if tok, _ := silenceMenu(t, mustJSON(t, msg.Blocks)); tok == "" {
+				t.Error("no Silence menu")
 			}
 		})
 	}
@@ -215,7 +251,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 		forget bool
 		want   []string
 	}{
-		{"same process keeps the diagnosis", false, []string{"UnexpectedAppendOffsetException", "*Restarts*\n37"}},
+		{"same process keeps the diagnosis", false, []string{"UnexpectedAppendOffsetException", "*Restarts:* 37"}},
 		{"restarted bot rebuilds it", true, []string{"*Was:* KRaft metadata log diverged", "bot restarted"}},
 	}
 	for _, tt := range tests {
@@ -249,8 +285,9 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 				t.Errorf("resolved message still awaits approval:\n%s", text)
 			}
 			th := h.emu.Thread(alertChan, m.TS)
-			if len(th) != 1 || !strings.Contains(th[0].Text, "✅") || !strings.Contains(th[0].Text, "Ready again") {
-				t.Errorf("thread %q, want one resolution line", threadTexts(th))
+			// The details reply, then the resolution line.
+			if len(th) != 2 || !strings.Contains(th[1].Text, "✅") || !strings.Contains(th[1].Text, "Ready again") {
+				t.Errorf("thread %q, want the details and one resolution line", threadTexts(th))
 			}
 		})
 	}
@@ -311,7 +348,8 @@ func TestAlertGroupLifecycle(t *testing.T) {
 	if bs[actionApprove] != nil {
 		t.Error("a grouped alert offers a repair")
 	}
-	sil, err := verifySilence(testSecret, bs[actionSilence+"24h"]["value"].(string), h.clock.Now())
+	menu, _ := silenceMenu(t, m.Blocks)
+	sil, err := verifySilence(testSecret, menu, h.clock.Now())
 	if err != nil || sil.Key != g.Key {
 		t.Fatalf("cluster silence button grants %+v, %v; want key %s", sil, err, g.Key)
 	}

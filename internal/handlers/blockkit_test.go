@@ -22,7 +22,9 @@ func validateBlocks(blocks []slack.Block) []string {
 	return validateBlocksJSON(raw)
 }
 
-var ownMention = regexp.MustCompile(`<@[UW][A-Z0-9]{2,31}>`)
+// ownMention matches what the bot writes itself in mrkdwn: user mentions
+// and Slack date tokens.
+var ownMention = regexp.MustCompile(`<@[UW][A-Z0-9]{2,31}>|<!date\^\d+\^\{[a-z_]+\}( at \{time\})?\|[0-9: -]+[A-Z]{3}>`)
 
 func validateBlocksJSON(raw []byte) []string {
 	var list []map[string]any
@@ -118,6 +120,23 @@ func validateBlocksJSON(raw []byte) []string {
 
 func validateButton(where string, e any, text func(string, any, int, bool), bad func(string, string, ...any)) {
 	el, _ := e.(map[string]any)
+	if el["type"] == "overflow" {
+		opts, _ := el["options"].([]any)
+		if len(opts) < 1 || len(opts) > 5 {
+			bad(where, "%d overflow options, want 1..5", len(opts))
+		}
+		for j, o := range opts {
+			opt, _ := o.(map[string]any)
+			text(fmt.Sprintf("%s.options[%d].text", where, j), opt["text"], 75, true)
+			if v, _ := opt["value"].(string); v == "" || len(v) > 150 {
+				bad(where, "option value %q: want 1..150 characters", v)
+			}
+		}
+		if id, _ := el["action_id"].(string); id == "" || len(id) > 255 {
+			bad(where, "action_id of %d characters", len(id))
+		}
+		return
+	}
 	if el["type"] != "button" {
 		bad(where, "element type %v", el["type"])
 		return

@@ -93,6 +93,9 @@ type Options struct {
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
 	Workers int
+	// ClusterName names the Kubernetes cluster in message headers
+	// ("cluster/namespace/pod"); empty leaves it out.
+	ClusterName string
 	// QueueSize is how many commands and clicks may wait for a worker
 	// (default 256; negative: none wait). Only a full queue refuses.
 	QueueSize int

@@ -137,7 +137,10 @@ func (h *harness) diagnose() slackemu.Message {
 	before := len(h.emu.Messages(channel))
 	h.slash(requester, channel, "diagnose broker-0")
 	h.waitFor("the diagnosis message", func() bool { return len(h.emu.Messages(channel)) > before })
-	return h.emu.Messages(channel)[before]
+	m := h.emu.Messages(channel)[before]
+	// The details reply is posted with the message, before anyone could click.
+	h.waitFor("the details reply", func() bool { return len(h.emu.Thread(channel, m.TS)) > 0 })
+	return m
 }
 
 func (h *harness) click(m slackemu.Message, action, user string) {
@@ -227,6 +230,8 @@ func TestDiagnoseShowsSummaryWithButtons(t *testing.T) {
 		t.Errorf("posted blocks break limits:\n%s", strings.Join(p, "\n"))
 	}
 	text := blockTexts(t, m.Blocks)
+	h.waitFor("the details reply", func() bool { return len(h.emu.Thread(channel, m.TS)) == 1 })
+	text += blockTexts(t, h.emu.Thread(channel, m.TS)[0].Blocks)
 	for _, want := range []string{"kafka/foobar-kafka-broker-0", "KRaft metadata log diverged", "*Restarts*\n37", seedPVC, seedNode} {
 		if !strings.Contains(text, want) {
 			t.Errorf("message lacks %q", want)
@@ -260,19 +265,33 @@ func TestApproveRunsRepairInThread(t *testing.T) {
 	if !strings.Contains(text, "Approved by <@"+approver+">") || !strings.Contains(text, "Repair succeeded") {
 		t.Errorf("parent message after repair:\n%s", text)
 	}
-	th := threadTexts(h.emu.Thread(channel, m.TS))
-	want := []string{"approved. Starting"}
+	// The thread: the details (posted with the diagnosis), one checklist
+	// edited in place, one outcome. Nothing else.
+	thread := h.emu.Thread(channel, m.TS)
+	th := threadTexts(thread)
+	if len(th) != 3 {
+		t.Fatalf("thread has %d messages, want 3 (details, checklist, outcome):\n%s", len(th), strings.Join(th, "\n---\n"))
+	}
+	if !strings.Contains(th[0], "Details of the diagnosis") || !strings.Contains(th[2], "Repair succeeded") {
+		t.Errorf("thread %q", th)
+	}
+	checklist := blockTexts(t, thread[1].Blocks)
+	if !strings.Contains(checklist, "<@"+approver+"> approved. Starting") {
+		t.Errorf("checklist lacks who approved:\n%s", checklist)
+	}
 	for _, s := range fakeSteps {
-		want = append(want, s+" — _started_", s+" — _done_")
-	}
-	want = append(want, "Repair succeeded")
-	if len(th) != len(want) {
-		t.Fatalf("thread has %d messages, want %d:\n%s", len(th), len(want), strings.Join(th, "\n---\n"))
-	}
-	for i := range want {
-		if !strings.Contains(th[i], want[i]) {
-			t.Errorf("thread[%d] = %q, want it to contain %q", i, th[i], want[i])
+		if !strings.Contains(checklist, "✅ "+s) {
+			t.Errorf("checklist lacks %q done:\n%s", s, checklist)
 		}
+	}
+	if strings.Contains(checklist, "⏳") {
+		t.Errorf("a step is still running in the final checklist:\n%s", checklist)
+	}
+	if thread[1].Updated == 0 {
+		t.Error("the checklist was never edited: each step posted anew?")
+	}
+	if thread[2].Broadcast {
+		t.Error("a successful repair's outcome was broadcast to the channel")
 	}
 	reqs := h.repairer.calls()
 	if len(reqs) != 1 {
@@ -298,7 +317,7 @@ func TestRejectUpdatesMessage(t *testing.T) {
 	if len(buttons(t, got.Blocks)) != 0 || !strings.Contains(text, "Rejected by <@"+approver+">") {
 		t.Errorf("rejected message:\n%s", text)
 	}
-	h.waitFor("the thread note", func() bool { return len(h.emu.Thread(channel, m.TS)) == 1 })
+	h.waitFor("the thread note", func() bool { return len(h.emu.Thread(channel, m.TS)) == 2 })
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Errorf("repairer called %d times after a rejection", n)
 	}
@@ -366,8 +385,8 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 			if got.Updated != 0 || len(buttons(t, got.Blocks)) != 2 {
 				t.Errorf("message changed: updated %d times, buttons %v", got.Updated, buttons(t, got.Blocks))
 			}
-			if n := len(h.emu.Thread(channel, m.TS)); n != 0 {
-				t.Errorf("%d thread replies", n)
+			if n := len(h.emu.Thread(channel, m.TS)); n != 1 {
+				t.Errorf("%d thread replies, want only the details", n)
 			}
 			if n := len(h.repairer.calls()); n != 0 {
 				t.Errorf("repairer called %d times", n)
@@ -469,13 +488,19 @@ func TestRateLimitedThreadStaysInOrder(t *testing.T) {
 	h.emu.InjectFault("chat.update", slackemu.Fault{Status: 429, RetryAfter: 1})
 	h.click(m, actionApprove, approver)
 	h.waitRepairDone(m)
-	th := threadTexts(h.emu.Thread(channel, m.TS))
-	if len(th) != 2+2*len(fakeSteps) {
-		t.Fatalf("thread has %d messages:\n%s", len(th), strings.Join(th, "\n---\n"))
+	thread := h.emu.Thread(channel, m.TS)
+	th := threadTexts(thread)
+	if len(th) != 3 {
+		t.Fatalf("thread has %d messages, want details, checklist, outcome:\n%s", len(th), strings.Join(th, "\n---\n"))
 	}
-	if !strings.Contains(th[0], "approved. Starting") || !strings.Contains(th[1], fakeSteps[0]+" — _started_") ||
-		!strings.Contains(th[2], fakeSteps[0]+" — _done_") {
+	checklist := blockTexts(t, thread[1].Blocks)
+	if !strings.Contains(th[0], "Details") || !strings.Contains(checklist, "approved. Starting") || !strings.Contains(th[2], "Repair succeeded") {
 		t.Errorf("thread out of order:\n%s", strings.Join(th, "\n---\n"))
+	}
+	for _, s := range fakeSteps {
+		if !strings.Contains(checklist, "✅ "+s) {
+			t.Errorf("after the rate limits the checklist lacks %q done:\n%s", s, checklist)
+		}
 	}
 	if !strings.Contains(blockTexts(t, h.message(m).Blocks), "Repair succeeded") {
 		t.Error("parent status not updated after the rate limit")

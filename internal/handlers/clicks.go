@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // click is one press of the bot's Approve or Reject button.
@@ -124,8 +125,8 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
-	rep := newThreadReporter(b.poster, parent, a.Pod, b.log)
-	stamp := now.UTC().Format("2006-01-02 15:04:05 MST")
+	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
 		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", mention(c.User), stamp), "Rejected — nothing was changed")
@@ -164,7 +165,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		Requester: a.Requester, Approver: strings.Join(rec.Approvers(), ","),
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
 	}
-	rep.Say(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)))
+	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {

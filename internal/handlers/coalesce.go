@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Sharing one diagnosis among the people who ask about the same pod.
@@ -278,7 +279,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 		rule = findings[0].Rule
 	}
 	now := b.clock()
-	view := diagnosisView{Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
+	view := slackview.Diagnosis{ClusterName: b.opts.ClusterName, Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && repairable(snap, findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
@@ -295,8 +296,9 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 			view.Token = token
 		}
 	}
-	blocks, fallback := renderDiagnosis(view)
-	ts, err := b.poster.post(ctx, s.Channel, "", blocks, fallback)
+	msg := view.Message()
+	fallback := msg.Fallback
+	ts, err := b.poster.post(ctx, s.Channel, "", msg.Blocks, fallback)
 	if err != nil {
 		if cannotPostHere(err) {
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
@@ -307,6 +309,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 		}
 		return "", false
 	}
+	b.postDetails(ctx, s.Channel, ts, view.Details())
 	b.log.Info("diagnosis posted", "audit", true, "user", s.User, "channel", s.Channel, "ts", ts,
 		"namespace", snap.Namespace, "pod", snap.Pod, "rule", rule, "findings", len(findings), "approval_offered", view.Token != "")
 	return ts, true

@@ -62,13 +62,3 @@ func (m *parentMessage) snapshot() ([]slack.Block, int) {
 	defer m.mu.Unlock()
 	return slices.Clone(m.blocks), m.version
 }
-
-// hasButtons reports whether the message still offers a decision.
-func hasButtons(blocks []slack.Block) bool {
-	for _, b := range blocks {
-		if b.BlockType() == slack.MBTAction && b.ID() == blockActions {
-			return true
-		}
-	}
-	return false
-}

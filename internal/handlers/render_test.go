@@ -7,10 +7,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 var renderNow = time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+
+// diagnosisView is the view the handlers render a diagnosis from.
+type diagnosisView = slackview.Diagnosis
+
+// renderDiagnosis renders the message and its details reply as one list,
+// for checks that a fact is shown somewhere; the fallback is the message's.
+func renderDiagnosis(v diagnosisView) ([]slack.Block, string) {
+	m, d := v.Message(), v.Details()
+	return append(m.Blocks, d.Blocks...), m.Fallback
+}
+
+func renderStatus(pods []diagnose.Snapshot, now time.Time) ([]slack.Block, string) {
+	m := slackview.Pods(pods, now)
+	return m.Blocks, m.Fallback
+}
+
+var evidenceText = slackview.EvidenceText
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
@@ -180,7 +200,7 @@ func TestRenderStatus(t *testing.T) {
 	}
 	text := blockTexts(t, mustJSON(t, blocks))
 	for _, want := range []string{"*kafka / foobar*", "*streaming / events*", "🔴 `foobar-kafka-broker-0` — CrashLoopBackOff, 37 restarts",
-		"✅ `foobar-kafka-broker-1` — Ready", "4 Kafka pod(s), 1 not healthy"} {
+		"🟢 `foobar-kafka-broker-1` — Ready", "4 Kafka pod(s), 1 not healthy"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status lacks %q:\n%s", want, text)
 		}
@@ -211,8 +231,8 @@ func TestRenderStatusManyPods(t *testing.T) {
 
 func TestParentMessageDecision(t *testing.T) {
 	snap := seedSnapshot(t)
-	blocks, _ := renderDiagnosis(diagnosisView{Snapshot: snap, Findings: seedDiagnoser{}.Diagnose(snap), Requester: "U0REQ",
-		Token: "x.y", ExpiresAt: renderNow.Add(time.Hour), Now: renderNow})
+	blocks := diagnosisView{Snapshot: snap, Findings: seedDiagnoser{}.Diagnose(snap), Requester: "U0REQ",
+		Token: "x.y", ExpiresAt: renderNow.Add(time.Hour), Now: renderNow}.Message().Blocks
 	m := newParentMessage("C1", "1.2", blocks)
 	m.decide("✅ Approved by <@U0APPROVER>", "⏳ starting")
 	m.setStatus("✅ done")

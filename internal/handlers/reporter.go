@@ -4,34 +4,60 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/slack-go/slack"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// ThreadReporter is the Slack recovery.Reporter: it posts each step of a
-// repair in the diagnosis message's thread and keeps the message's status
-// line current. Posts go through the thread's ordered queue, so a
-// rate-limited post is retried before the next one and the thread never
-// reads out of order; Report does not wait for Slack.
+// ThreadReporter is the Slack recovery.Reporter. A repair makes at most
+// two posts in the diagnosis message's thread: one checklist reply, edited
+// in place as the steps advance (slackview.Progress), and one outcome
+// reply (slackview.Outcome), which is also sent to the channel when the
+// repair failed or a gate refused it. The message's status line follows
+// each step. Everything goes through the thread's ordered queue, so a
+// rate-limited call is retried before the next one and the thread never
+// reads out of order; edits overtaken by a newer one are skipped (chat.update
+// is rate limited more tightly than posts). Report does not wait for Slack.
 type ThreadReporter struct {
 	poster *poster
 	parent *parentMessage
 	pod    string
 	log    *slog.Logger
+	clock  func() time.Time
 	// threadOnly leaves the parent message alone (a resumed repair: the
 	// restarted bot no longer holds the message's blocks).
 	threadOnly bool
-	mu         sync.Mutex
-	// last is closed when the most recently enqueued post has run.
+
+	mu sync.Mutex
+	// last is closed when the most recently enqueued job has run.
 	last <-chan struct{}
+	// The checklist: its head line, steps, when each running step
+	// started, and a version bumped on every change.
+	head      string
+	people    []string
+	begun     time.Time
+	steps     []slackview.Step
+	startedAt map[int]time.Time
+	version   int
+	done      bool
+	notes     []slackview.Note
+	// progressTS is the checklist reply's ts once posted; only queue jobs
+	// (which run one at a time per thread) touch it.
+	progressTS string
 }
 
 var _ recovery.Reporter = (*ThreadReporter)(nil)
 
-func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.Logger) *ThreadReporter {
-	return &ThreadReporter{poster: p, parent: parent, pod: pod, log: log}
+func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &ThreadReporter{poster: p, parent: parent, pod: pod, log: log, clock: clock, startedAt: map[int]time.Time{}}
 }
 
 func (r *ThreadReporter) key() string { return r.parent.Channel + "/" + r.parent.TS }
@@ -54,6 +80,19 @@ func (r *ThreadReporter) setLast(done <-chan struct{}) {
 	r.mu.Unlock()
 }
 
+// Begin posts the checklist reply with head (mrkdwn: who approved what) as
+// its first line; the steps are added to it as they run. people are the
+// Slack user IDs of the approvers and the requester: the outcome shows
+// them as mentions wherever the repair's summary names them.
+func (r *ThreadReporter) Begin(head string, people ...string) {
+	r.mu.Lock()
+	r.head, r.people = head, people
+	r.begun = r.clock()
+	r.version++
+	r.mu.Unlock()
+	r.enqueueProgress(true)
+}
+
 // resumeReporter is the Reporter for a repair that a restarted bot resumes
 // (recovery.Repairer.Resume): it posts in the repair's original thread but
 // does not rewrite the parent message, whose blocks this process never saw.
@@ -62,8 +101,9 @@ func (b *Bot) resumeReporter(channel, threadTS string) recovery.Reporter {
 	if channel == "" || threadTS == "" {
 		return logReporter{log: b.log}
 	}
-	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", b.log)
+	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", b.log, b.clock)
 	r.threadOnly = true
+	r.head = "🔁 *Repair resumed* after the bot restarted"
 	return r
 }
 
@@ -88,9 +128,8 @@ func (r *ThreadReporter) SetStatus(status string) {
 }
 
 // enqueueParentUpdate queues a chat.update of the parent message. Status
-// updates coalesce (chat.update is rate limited more tightly than posts):
-// one that has been overtaken by a newer status is skipped, unless it must
-// be shown (a decision).
+// updates coalesce: one that has been overtaken by a newer status is
+// skipped, unless it must be shown (a decision).
 func (r *ThreadReporter) enqueueParentUpdate(mustShow bool) {
 	_, version := r.parent.snapshot()
 	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
@@ -104,36 +143,129 @@ func (r *ThreadReporter) enqueueParentUpdate(mustShow bool) {
 	}))
 }
 
-// Report posts one step in the thread and shows it as the current status.
+// progressView is the checklist as it stands, and its version.
+func (r *ThreadReporter) progressView() (slackview.Progress, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	head := r.head
+	if head == "" {
+		head = "*Repair of " + inlineCode(r.pod, 200) + "*"
+	}
+	steps := make([]slackview.Step, len(r.steps))
+	copy(steps, r.steps)
+	now := r.clock()
+	for i, s := range steps {
+		if s.State == slackview.StepRunning {
+			steps[i].Took = now.Sub(r.startedAt[i])
+		}
+	}
+	return slackview.Progress{Head: head, Steps: steps, Done: r.done}, r.version
+}
+
+// enqueueProgress queues posting (the first time) or editing the checklist
+// reply. An edit overtaken by a newer one is skipped unless mustShow.
+func (r *ThreadReporter) enqueueProgress(mustShow bool) {
+	_, version := r.progressView()
+	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+		view, current := r.progressView()
+		if current != version && !mustShow {
+			return
+		}
+		msg := view.Message()
+		if r.progressTS == "" {
+			ts, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback)
+			if err != nil {
+				r.log.Error("posting the repair checklist in the thread failed", "pod", r.pod, "error", err)
+				return
+			}
+			r.progressTS = ts
+			return
+		}
+		if err := r.poster.update(ctx, r.parent.Channel, r.progressTS, msg.Blocks, msg.Fallback); err != nil {
+			r.log.Error("updating the repair checklist failed", "pod", r.pod, "error", err)
+		}
+	}))
+}
+
+// Report updates the checklist (a started step is added as running; its
+// done, skipped or failed report completes the same line) and shows the
+// step as the message's status.
 func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
-	text := fmt.Sprintf("%s %s", stepIcon(p.Status), escapeTruncate(oneLine(p.Step), 500))
-	if p.Status != "" {
-		text += " — _" + escapeMrkdwn(string(p.Status)) + "_"
+	now := r.clock()
+	r.mu.Lock()
+	state := stepState(p.Status)
+	i := -1
+	if p.Status != recovery.StepStarted {
+		for j := len(r.steps) - 1; j >= 0; j-- {
+			if r.steps[j].Name == p.Step && r.steps[j].State == slackview.StepRunning {
+				i = j
+				break
+			}
+		}
 	}
-	if p.Detail != "" {
-		text += "\n" + escapeTruncate(p.Detail, 3000)
+	if i < 0 {
+		r.steps = append(r.steps, slackview.Step{Name: p.Step})
+		i = len(r.steps) - 1
+		r.startedAt[i] = now
 	}
-	r.Say(text)
-	r.SetStatus(fmt.Sprintf("%s repair in progress: %s (%s)", stepIcon(p.Status),
+	r.steps[i].State = state
+	r.steps[i].Detail = p.Detail
+	long := isLongDetail(p.Detail)
+	if long && state == slackview.StepSkipped {
+		// A dry run's pod spec or script: kept whole in a reply of its
+		// own, not cut down to a checklist line.
+		r.steps[i].Detail = "the full text is in the reply below"
+	} else if long {
+		// Such as the restarted broker's recovery log lines: kept whole
+		// in the outcome reply.
+		r.steps[i].Detail = "shown in full in the outcome below"
+		r.notes = append(r.notes, slackview.Note{Title: p.Step, Text: dropTook(p.Detail)})
+		long = false
+	}
+	if state != slackview.StepRunning {
+		r.steps[i].Took = now.Sub(r.startedAt[i])
+	}
+	n := len(r.steps)
+	r.version++
+	r.mu.Unlock()
+	r.enqueueProgress(false)
+	if long {
+		r.Say(fmt.Sprintf("*%s*\n%s", escapeTruncate(oneLine(p.Step), 200), escapeTruncate(p.Detail, maxSectionText)))
+	}
+	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d: %s (%s)", state.Icon(), n,
 		escapeTruncate(oneLine(p.Step), 300), escapeMrkdwn(string(p.Status))))
 }
 
-// Finish posts the summary in the thread, marks the message repaired or
-// failed, and waits until both reached Slack (or ctx ends).
+// Finish completes the checklist, posts the outcome (to the channel too
+// when it needs people: a failure or a refused gate, or a resumed repair
+// whose message this process cannot update), marks the message, and waits
+// until all of it reached Slack (or ctx ends).
 func (r *ThreadReporter) Finish(ctx context.Context, s recovery.Summary) {
-	icon, word := outcomeWords(s.Outcome)
-	text := fmt.Sprintf("%s *Repair %s.*", icon, word)
-	if s.Text != "" {
-		text += "\n" + escapeTruncate(s.Text, 3500)
+	r.mu.Lock()
+	r.done = true
+	r.version++
+	var took time.Duration
+	if !r.begun.IsZero() {
+		took = r.clock().Sub(r.begun)
 	}
-	if r.threadOnly {
-		// A resumed repair cannot rewrite the parent message (this process
-		// never saw its blocks), so the outcome is also sent to the channel.
-		r.say(text, slack.MsgOptionBroadcast())
-	} else {
-		r.Say(text)
+	anySteps := len(r.steps) > 0 || r.head != ""
+	out := slackview.Outcome{Kind: slackview.OutcomeKind(s.Outcome), Summary: s.Text,
+		People: r.people, Took: took, StepsShown: len(r.steps) > 0, Notes: r.notes}
+	r.mu.Unlock()
+	if anySteps {
+		r.enqueueProgress(true)
 	}
-	r.SetStatus(fmt.Sprintf("%s Repair %s — see the thread", icon, word))
+	msg := out.Message()
+	var extra []slack.MsgOption
+	if out.Kind.Alarming() || r.threadOnly {
+		extra = append(extra, slack.MsgOptionBroadcast())
+	}
+	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback, extra...); err != nil {
+			r.log.Error("posting the repair's outcome in the thread failed", "pod", r.pod, "error", err)
+		}
+	}))
+	r.SetStatus(out.Status())
 	r.Wait(ctx)
 }
 
@@ -151,34 +283,32 @@ func (r *ThreadReporter) Wait(ctx context.Context) {
 	}
 }
 
-func stepIcon(s recovery.StepStatus) string {
-	switch s {
-	case recovery.StepStarted:
-		return "⏳"
-	case recovery.StepDone:
-		return "✅"
-	case recovery.StepSkipped:
-		return "⏭️"
-	case recovery.StepFailed:
-		return "❌"
-	case recovery.StepCleanedUp:
-		return "🧹"
-	}
-	return "•"
+// isLongDetail says whether a step's detail is too long for a checklist line.
+func isLongDetail(d string) bool {
+	return runeLen(d) > 600 || strings.Count(d, "\n") > 6
 }
 
-func outcomeWords(o recovery.Outcome) (icon, word string) {
-	switch o {
-	case recovery.OutcomeRepaired:
-		return "✅", "succeeded: the broker is back"
-	case recovery.OutcomeDryRun:
-		return "📝", "dry run finished: nothing was changed"
-	case recovery.OutcomeGateFailed:
-		return "🛑", "stopped by a safety check: nothing was changed"
-	case recovery.OutcomeCrashAgain:
-		return "❌", "ran, but the broker crashed again"
-	case recovery.OutcomeFailed:
-		return "❌", "failed"
+// dropTook removes the executor's "took …" line from a step's detail.
+func dropTook(d string) string {
+	first, rest, ok := strings.Cut(d, "\n")
+	if ok && strings.HasPrefix(first, "took ") {
+		return rest
 	}
-	return "❔", "ended (" + escapeMrkdwn(string(o)) + ")"
+	return d
+}
+
+func stepState(s recovery.StepStatus) slackview.StepState {
+	switch s {
+	case recovery.StepStarted:
+		return slackview.StepRunning
+	case recovery.StepDone:
+		return slackview.StepDone
+	case recovery.StepSkipped:
+		return slackview.StepSkipped
+	case recovery.StepFailed:
+		return slackview.StepFailed
+	case recovery.StepCleanedUp:
+		return slackview.StepCleanedUp
+	}
+	return slackview.StepState(s)
 }

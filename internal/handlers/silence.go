@@ -75,6 +75,18 @@ type silenceGrant struct {
 
 func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
 
+// choose narrows a menu's grant to the chosen duration, which must be one
+// of silenceChoices and within the grant; it reports whether it was.
+func (g *silenceGrant) choose(label string) bool {
+	for _, c := range silenceChoices {
+		if c.label == label && c.d <= g.duration() {
+			g.For = int64(c.d / time.Second)
+			return true
+		}
+	}
+	return false
+}
+
 // Errors of silence tokens.
 var (
 	errSilenceMalformed = errors.New("silence token is malformed")
@@ -127,12 +139,50 @@ func (b *Bot) silenceActions(key, what, channel string, now time.Time) *slack.Ac
 	return slack.NewActionBlock(blockSilence, buttons...)
 }
 
-// silenceClick is one press of a Silence button.
+// actionSilenceMenu prefixes the action_id of an alert's Silence menu (an
+// overflow menu). The rest of the action_id is a signed silence grant for
+// the longest choice: an overflow option's value holds at most 150
+// characters, too few for a token, so the options' values only name the
+// duration ("1h", "24h", "7d"), which must be one of silenceChoices and
+// within the grant.
+const actionSilenceMenu = "kafkabot.silencemenu."
+
+// maxActionID is Slack's limit on an action_id.
+const maxActionID = 255
+
+// silenceControl returns the alert's Silence menu for key ("pod" or
+// "cluster" says what it is), or nil when it cannot be built (signing
+// failed, or the key is too long for an action_id: the caller then posts
+// the Silence buttons).
+func (b *Bot) silenceControl(key, what, channel string, now time.Time) slack.BlockElement {
+	longest := silenceChoices[len(silenceChoices)-1]
+	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
+		Key: key, For: int64(longest.d / time.Second), Channel: channel,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
+	})
+	if err != nil {
+		b.log.Error("signing a silence menu failed; posting without it", "key", key, "error", err)
+		return nil
+	}
+	if len(actionSilenceMenu)+len(token) > maxActionID {
+		return nil
+	}
+	var options []*slack.OptionBlockObject
+	for _, c := range silenceChoices {
+		options = append(options, slack.NewOptionBlockObject(c.label, plain("🔕 Silence "+what+" for "+c.label), nil))
+	}
+	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
+}
+
+// silenceClick is one press of a Silence button, or one choice of a
+// Silence menu (Choice set).
 type silenceClick struct {
 	Team, Channel, User string
 	MessageTS           string
 	Token               string
-	ResponseURL         string
+	// Choice is the menu option chosen ("1h"...); empty for a button.
+	Choice      string
+	ResponseURL string
 }
 
 // silenceClickFrom extracts a Silence button press from a block_actions
@@ -142,7 +192,17 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 		return silenceClick{}, false
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a == nil || !strings.HasPrefix(a.ActionID, actionSilence) {
+		if a == nil {
+			continue
+		}
+		if token, ok := strings.CutPrefix(a.ActionID, actionSilenceMenu); ok {
+			return silenceClick{
+				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
+				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
+				Token: token, Choice: cmp.Or(a.SelectedOption.Value, "-"), ResponseURL: cb.ResponseURL,
+			}, true
+		}
+		if !strings.HasPrefix(a.ActionID, actionSilence) {
 			continue
 		}
 		return silenceClick{
@@ -178,6 +238,9 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	case err != nil:
 		g = silenceGrant{}
 		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was silenced.")
+		return
+	case c.Choice != "" && !g.choose(c.Choice):
+		refuse("invalid-choice", "This Silence choice is not one the bot offers. Nothing was silenced.")
 		return
 	case g.Channel != c.Channel:
 		refuse("wrong-origin", "This Silence button belongs to another channel. Nothing was silenced.")

@@ -14,15 +14,15 @@ import (
 func TestSilenceClickByApprover(t *testing.T) {
 	h := startAlertBot(t)
 	m := h.notify(seedAlert(t, h.clock.Now()))
-	h.click(m, actionSilence+"24h", approver)
-	h.waitFor("the silence in the thread", func() bool { return len(h.emu.Thread(alertChan, m.TS)) == 1 })
+	h.chooseSilence(m, approver, "24h")
+	h.waitFor("the silence in the thread", func() bool { return len(h.emu.Thread(alertChan, m.TS)) == 2 })
 
 	calls := h.silencer.calls()
 	want := Silence{ID: "sil0", Key: seedNamespace + "/" + seedPod, Until: h.clock.Now().Add(24 * time.Hour), By: approver}
 	if len(calls) != 1 || calls[0] != want {
 		t.Fatalf("Silencer calls %+v, want [%+v]", calls, want)
 	}
-	line := h.emu.Thread(alertChan, m.TS)[0].Text
+	line := h.emu.Thread(alertChan, m.TS)[1].Text
 	for _, w := range []string{"🔕 <@" + approver + "> silenced `kafka/foobar-kafka-broker-0` for 24h", "until 2026-11-30 17:00 UTC"} {
 		if !strings.Contains(line, w) {
 			t.Errorf("thread line %q lacks %q", line, w)
@@ -33,9 +33,29 @@ func TestSilenceClickByApprover(t *testing.T) {
 	}
 }
 
+// chooseSilence picks choice in the message's Silence menu as user.
+func (h *alertHarness) chooseSilence(m slackemu.Message, user, choice string) {
+	h.t.Helper()
+	token, _ := silenceMenu(h.t, m.Blocks)
+	if token == "" {
+		h.t.Fatal("the message has no Silence menu")
+	}
+	id, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: m.Channel, UserID: user, MessageTS: m.TS,
+		ActionID: actionSilenceMenu + token, Option: choice})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.emu.WaitAck(h.ctx(), id); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func TestSilenceClickRefused(t *testing.T) {
-	forge := func(h *alertHarness, m slackemu.Message, user, chanID, value string) {
-		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: actionSilence + "24h", Value: value})
+	forge := func(h *alertHarness, m slackemu.Message, user, chanID, token string) {
+		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: "24h"})
+	}
+	forgeChoice := func(h *alertHarness, m slackemu.Message, token, choice string) {
+		h.clickRaw(slackemu.Click{ChannelID: alertChan, UserID: approver, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: choice})
 	}
 	tests := []struct {
 		name string
@@ -44,7 +64,7 @@ func TestSilenceClickRefused(t *testing.T) {
 		want string
 	}{
 		{"non-approver", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
-			h.click(m, actionSilence+"24h", stranger)
+			h.chooseSilence(m, stranger, "24h")
 			return stranger, alertChan
 		}, "only approvers may do it"},
 		{"altered value", func(h *alertHarness, m slackemu.Message, token string) (string, string) {
@@ -72,15 +92,29 @@ func TestSilenceClickRefused(t *testing.T) {
 		}, "another channel"},
 		{"expired button", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
 			h.clock.Advance(silenceButtonTTL + time.Minute)
-			h.click(m, actionSilence+"24h", approver)
+			h.chooseSilence(m, approver, "24h")
 			return approver, alertChan
 		}, "expired"},
+		{"choice the bot never offers", func(h *alertHarness, m slackemu.Message, token string) (string, string) {
+			forgeChoice(h, m, token, "30d")
+			return approver, alertChan
+		}, "not one the bot offers"},
+		{"choice beyond a button's grant", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
+			// A 1h grant (a Silence button's) may not be stretched to 7d.
+			tok, err := signSilence(testSecret, silenceGrant{Key: "kafka/foobar-kafka-broker-0",
+				For: 3600, Channel: alertChan, IssuedAt: h.clock.Now().Unix(), ExpiresAt: h.clock.Now().Add(time.Hour).Unix()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			forgeChoice(h, m, tok, "7d")
+			return approver, alertChan
+		}, "not one the bot offers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := startAlertBot(t)
 			m := h.notify(seedAlert(t, h.clock.Now()))
-			token, _ := buttons(t, m.Blocks)[actionSilence+"24h"]["value"].(string)
+			token, _ := silenceMenu(t, m.Blocks)
 			user, where := tt.act(h, m, token)
 			e := h.ephemeral(where, user, tt.want)
 			if !strings.Contains(e.Text, "Nothing was silenced") {
@@ -89,8 +123,8 @@ func TestSilenceClickRefused(t *testing.T) {
 			if calls := h.silencer.calls(); len(calls) != 0 {
 				t.Errorf("Silencer called: %+v", calls)
 			}
-			if n := len(h.emu.Thread(alertChan, m.TS)); n != 0 {
-				t.Errorf("%d thread replies", n)
+			if n := len(h.emu.Thread(alertChan, m.TS)); n != 1 {
+				t.Errorf("%d thread replies, want only the details", n)
 			}
 			if !strings.Contains(h.logs.String(), `"event":"silence.refused"`) {
 				t.Error("no audit line for the refusal")

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // ephemeralResponse is an ack payload shown only to the user who typed the command.
@@ -87,9 +88,25 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
 		return
 	}
-	blocks, fallback := renderStatus(pods, b.clock())
+	msg := slackview.Pods(pods, b.clock())
+	blocks, fallback := msg.Blocks, msg.Fallback
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
+	}
+}
+
+// postDetails posts a message's details as the first reply in its thread,
+// through the thread's ordered queue (so nothing about a repair can
+// overtake it), and waits for it (or ctx).
+func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
+	done := b.poster.enqueue(messageKey(channel, ts), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
+			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

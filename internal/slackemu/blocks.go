@@ -23,6 +23,9 @@ const (
 	maxButtonValueLen    = 2000
 	maxButtonURLLen      = 3000
 	maxActionIDLen       = 255
+	maxOptionTextLen     = 75
+	maxOptionValueLen    = 150
+	maxOverflowOptions   = 5
 	maxAccessibilityLen  = 75
 	maxConfirmTitleLen   = 100
 	maxConfirmTextLen    = 300
@@ -214,6 +217,8 @@ func (v *blockValidator) element(val any, p string) {
 		v.button(obj, p)
 	case typ == "image":
 		v.image(obj, p)
+	case typ == "overflow":
+		v.overflow(obj, p)
 	case slices.Contains(otherInteractiveElements, typ):
 		v.maxLen(obj, "action_id", p, maxActionIDLen)
 		if c, ok := obj["confirm"]; ok {
@@ -221,6 +226,30 @@ func (v *blockValidator) element(val any, p string) {
 		}
 	default:
 		v.add(p, "failed to match all allowed schemas")
+	}
+}
+
+// overflow checks an overflow menu: 1 to 5 options, each a plain_text text and a value of at most 150
+// characters (Slack's documented option limits).
+func (v *blockValidator) overflow(obj map[string]any, p string) {
+	v.onlyKeys(obj, p, "type", "action_id", "options", "confirm")
+	v.maxLen(obj, "action_id", p, maxActionIDLen)
+	v.requiredArray(obj, "options", p, maxOverflowOptions, func(val any, op string) {
+		opt, ok := val.(map[string]any)
+		if !ok {
+			v.add(op, "must be an object")
+			return
+		}
+		v.onlyKeys(opt, op, "text", "value", "description", "url")
+		if text, ok := opt["text"]; ok {
+			v.textObject(text, op+"/text", plainOnly, maxOptionTextLen)
+		} else {
+			v.add(op, "missing required field: text")
+		}
+		v.maxLen(opt, "value", op, maxOptionValueLen)
+	})
+	if c, ok := obj["confirm"]; ok {
+		v.confirm(c, p+"/confirm")
 	}
 }
 

@@ -25,7 +25,10 @@ type SlashCommand struct{ TeamID, ChannelID, ChannelName, UserID, UserName, Comm
 // Click is a button click on a message the app posted. ChannelID, UserID, MessageTS and ActionID are
 // required. Value, when set, must equal the button's value (a real click carries the stored value; use
 // SendClickRaw to forge one).
-type Click struct{ TeamID, ChannelID, UserID, UserName, MessageTS, ActionID, Value string }
+//
+// For an overflow menu (or another element with options), Option names the value of the option chosen;
+// the action then carries it as selected_option, as Slack sends it.
+type Click struct{ TeamID, ChannelID, UserID, UserName, MessageTS, ActionID, Value, Option string }
 
 // slashCommandPayload has the keys of a real Socket Mode slash command (slack-go issue #1265), including
 // is_enterprise_install as a string.
@@ -119,6 +122,18 @@ func (s *Server) SendClick(ctx context.Context, c Click) (string, error) {
 		return "", fmt.Errorf("clicking %s on message %s: Value %q differs from the button's value (use SendClickRaw to forge)",
 			c.ActionID, c.MessageTS, c.Value)
 	}
+	if typ, _ := element["type"].(string); typ == "overflow" {
+		opt, ok := findOption(element, c.Option)
+		if !ok {
+			s.mu.Unlock()
+			return "", fmt.Errorf("choosing %q in menu %s on message %s: option %w", c.Option, c.ActionID, c.MessageTS, ErrNotFound)
+		}
+		action := object{{"type", "overflow"}, {"action_id", c.ActionID}, {"block_id", blockID},
+			{"selected_option", opt}, {"action_ts", actionTS()}}
+		payload := s.blockActionsLocked(c, m, action)
+		s.mu.Unlock()
+		return s.send(ctx, &envelope{kind: envelopeInteractive, payload: mustJSON(payload)})
+	}
 	action := object{{"action_id", c.ActionID}, {"block_id", blockID}}
 	if text, ok := element["text"]; ok {
 		action = append(action, field{"text", text})
@@ -138,7 +153,7 @@ func (s *Server) SendClick(ctx context.Context, c Click) (string, error) {
 }
 
 // SendClickRaw delivers a block_actions click without looking anything up: the action carries c.ActionID,
-// blockID and c.Value as given, so tests can forge clicks (a tampered value, a message that was never
+// blockID and c.Value (or, with c.Option, a menu's selected option) as given, so tests can forge clicks (a tampered value, a message that was never
 // posted). The payload embeds the stored message when there is one.
 func (s *Server) SendClickRaw(ctx context.Context, c Click, blockID string) (string, error) {
 	if err := checkClick(c); err != nil {
@@ -156,6 +171,15 @@ func (s *Server) SendClickRaw(ctx context.Context, c Click, blockID string) (str
 		{"value", c.Value},
 		{"type", "button"},
 		{"action_ts", actionTS()},
+	}
+	if c.Option != "" { // a forged menu choice
+		action = object{
+			{"type", "overflow"},
+			{"action_id", c.ActionID},
+			{"block_id", blockID},
+			{"selected_option", object{{"text", object{{"type", plainText}, {"text", c.Option}, {"emoji", true}}}, {"value", c.Option}}},
+			{"action_ts", actionTS()},
+		}
 	}
 	payload := s.blockActionsLocked(c, m, action)
 	s.mu.Unlock()
@@ -202,6 +226,17 @@ func (s *Server) blockActionsLocked(c Click, m *Message, action object) object {
 		{"response_url", s.newResponseURLLocked("actions", c.TeamID, target)},
 		{"actions", []object{action}},
 	}
+}
+
+// findOption returns the option of a menu element whose value is value.
+func findOption(element map[string]any, value string) (map[string]any, bool) {
+	opts, _ := element["options"].([]any)
+	for _, o := range opts {
+		if opt, ok := o.(map[string]any); ok && opt["value"] == value {
+			return opt, true
+		}
+	}
+	return nil, false
 }
 
 // findAction finds the interactive element with actionID in a blocks array (actions blocks and section

@@ -32,7 +32,7 @@ func TestSecondBrokerSameErrorBlocksRepair(t *testing.T) {
 	}
 	w.click(m, actionApprove, approver)
 	th := w.waitRepairEnd(m)
-	summary := th[len(th)-1]
+	summary := outcomeText(th)
 	if !strings.Contains(summary, "Repair stopped by a safety check") {
 		t.Fatalf("the approved repair was not stopped by a safety check; the thread reads:\n%s", strings.Join(th, "\n---\n"))
 	}

@@ -41,7 +41,7 @@ func TestDebugPodAcceptedUnderRestrictedPSA(t *testing.T) {
 	m := w.diagnose("diagnose broker-0")
 	w.click(m, actionApprove, approver)
 	th := w.waitRepairEnd(m)
-	if !strings.Contains(th[len(th)-1], "Repair succeeded: the broker is back") {
+	if !threadHas(th, "Repair succeeded: the broker is back") {
 		t.Fatalf("the repair did not succeed under restricted Pod Security; the thread reads:\n%s", strings.Join(th, "\n---\n"))
 	}
 

@@ -58,7 +58,7 @@ func TestApproveAfterPodRecreatedIsRefused(t *testing.T) {
 
 	w.click(m, actionApprove, approver)
 	th := w.waitRepairEnd(m)
-	summary := th[len(th)-1]
+	summary := outcomeText(th)
 	t.Logf("the thread:\n%s", strings.Join(th, "\n---\n"))
 	for _, want := range []string{
 		"Repair stopped by a safety check: nothing was changed",

@@ -127,8 +127,8 @@ func TestRestartMidRepair(t *testing.T) {
 	w.startBot("kafkabot-0")
 	// The new bot found the debug pod still running: it waits for the pod
 	// it did not create rather than starting another.
-	th := w.waitThread(m, "Find the debug pod and the broker's state — _done_")
-	if !threadHas(th, "Find the debug pod", "is Running: reading its result when it finishes") {
+	th := w.waitThread(m, "✅ Find the debug pod and the broker's state")
+	if !threadHas(th, "is Running: reading its result when it finishes") {
 		t.Errorf("the resumed repair did not find the running debug pod:\n%s", strings.Join(th, "\n---\n"))
 	}
 	gate.open(t)
@@ -149,7 +149,7 @@ func TestRestartMidRepair(t *testing.T) {
 	); missing != "" {
 		t.Errorf("the thread lacks %q (in order); it reads:\n%s", missing, strings.Join(th, "\n---\n"))
 	}
-	if n := strings.Count(strings.Join(th, "\n"), "*Repair "); n != 1 {
+	if n := len(repairOutcome.FindAllString(strings.Join(th, "\n"), -1)); n != 1 {
 		t.Errorf("the thread has %d repair summaries, want 1:\n%s", n, strings.Join(th, "\n---\n"))
 	}
 	if threadHas(th, "Already moved") {

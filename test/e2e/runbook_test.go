@@ -35,7 +35,8 @@ func TestControllerGetsRunbookNoButtons(t *testing.T) {
 			if ids := actionIDs(t, m.Blocks); len(ids) != 0 {
 				t.Errorf("the diagnosis of a %s offers buttons %v, want none", n.name, ids)
 			}
-			text := blockTexts(t, m.Blocks)
+			// The message and its details reply.
+			text := blockTexts(t, m.Blocks) + strings.Join(w.threadTexts(m), "\n")
 			for _, want := range []string{
 				w.ns + "/" + n.node.name,
 				"KRaft metadata log diverged",

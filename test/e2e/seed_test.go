@@ -59,25 +59,23 @@ func TestSeedIncidentRepairedEndToEnd(t *testing.T) {
 	w.click(m, actionApprove, approver)
 	th := w.waitRepairEnd(m)
 
-	// Slack: every step in the thread, in order, then the summary.
+	// Slack: every step in the thread's checklist, in order, then the summary.
 	var wants []string
 	wants = append(wants, "approved. Starting")
-	for _, s := range repairSteps(w.ns) {
-		wants = append(wants, s, s)
-	}
+	wants = append(wants, repairSteps(w.ns)...)
 	wants = append(wants, "Repair succeeded: the broker is back")
 	if missing := containsInOrder(th, wants...); missing != "" {
 		t.Errorf("the thread lacks %q (in order); it reads:\n%s", missing, strings.Join(th, "\n---\n"))
 	}
 	for _, s := range repairSteps(w.ns) {
-		if !threadHas(th, s, "_done_") {
+		if !threadHas(th, "✅ "+s) {
 			t.Errorf("the thread does not show step %q done", s)
 		}
 	}
-	summary := th[len(th)-1]
+	summary := strings.Join(th, "\n")
 	// (kubesim mounts the claim under a host directory, so the path the
 	// script reports starts there; in a cluster it is /kafka-data/0/….)
-	for _, want := range []string{"Repaired " + w.ns + "/" + seedBroker, "approved by " + approver, "Backup: ", "/kafka-data/0/kafkabot-backup-"} {
+	for _, want := range []string{"Repaired " + w.ns + "/" + seedBroker, "approved by <@" + approver + ">", "Backup: ", "/kafka-data/0/kafkabot-backup-"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, summary)
 		}

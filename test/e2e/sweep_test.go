@@ -20,8 +20,9 @@ import (
 // alertChannel is ALERT_CHANNEL in the sweep scenarios.
 const alertChannel = "C0KAFKAALERTS"
 
-// actionSilencePrefix starts the action_id of every Silence button.
-const actionSilencePrefix = "kafkabot.silence."
+// actionSilencePrefix starts the action_id of every Silence control (the
+// alert's menu, or the buttons that stand in for it).
+const actionSilencePrefix = "kafkabot.silence"
 
 // alertGrace is ALERT_RESOLVE_GRACE; the sweep's clock is fake, so the
 // grace passes when the test steps it.
@@ -173,7 +174,9 @@ func TestSweepAlertThroughSlackEndToEnd(t *testing.T) {
 	if len(top) != 2 {
 		t.Fatalf("ALERT_CHANNEL has %d top-level messages after the second crash, want 2", len(top))
 	}
-	again := blockTexts(t, top[1].Blocks)
+	// The alert and its details reply (which carries the pod's UID).
+	w.waitSlack("the new alert's details", func() bool { return len(w.emu.Thread(alertChannel, top[1].TS)) > 0 })
+	again := blockTexts(t, top[1].Blocks) + strings.Join(w.threadTexts(top[1]), "\n")
 	now, err := w.pod(seedBroker)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -487,7 +488,10 @@ func (w *world) diagnose(text string) slackemu.Message {
 		w.t.Errorf("the ack of /kafka %s shows %s, want a \"Diagnosing…\" note", text, ack.Payload)
 	}
 	w.waitSlack("the diagnosis message", func() bool { return len(w.emu.Messages(channel)) > before })
-	return w.emu.Messages(channel)[before]
+	m := w.emu.Messages(channel)[before]
+	// The details reply is posted with the message, before anyone could click.
+	w.waitSlack("the diagnosis details", func() bool { return len(w.emu.Thread(channel, m.TS)) > 0 })
+	return m
 }
 
 // click presses a button of message m as user and waits for the ack.
@@ -506,11 +510,22 @@ func (w *world) click(m slackemu.Message, action, user string) {
 	}
 }
 
-// threadTexts returns the texts of m's thread, oldest first.
+// threadTexts returns the lines of m's thread as it reads now, oldest
+// first: each reply's block texts (its fallback text when it has none),
+// one entry a line, so that the steps of a repair's checklist (one reply,
+// edited in place) can be checked one by one and in order.
 func (w *world) threadTexts(m slackemu.Message) []string {
 	var out []string
 	for _, r := range w.emu.Thread(m.Channel, m.TS) {
-		out = append(out, r.Text)
+		text := r.Text
+		if len(r.Blocks) > 0 {
+			text = blockTexts(w.t, r.Blocks)
+		}
+		for line := range strings.Lines(text) {
+			if line = strings.TrimRight(line, "\n"); line != "" {
+				out = append(out, line)
+			}
+		}
 	}
 	return out
 }
@@ -529,11 +544,34 @@ func (w *world) waitThread(m slackemu.Message, want string) []string {
 	return th
 }
 
-// waitRepairEnd waits for the repair's summary ("*Repair …*") in m's
-// thread and returns the thread.
+// repairOutcome matches the first line of a repair's outcome reply
+// ("✅ *Repair succeeded: the broker is back.*"), not the details' "*Repair
+// (runs only after approval):*".
+var repairOutcome = regexp.MustCompile(`\*Repair [^*]+\.\*`)
+
+// outcomeText is the repair's outcome reply in thread lines th: its lines
+// from the outcome's first on.
+func outcomeText(th []string) string {
+	for i, l := range th {
+		if repairOutcome.MatchString(l) {
+			return strings.Join(th[i:], "\n")
+		}
+	}
+	return ""
+}
+
+// waitRepairEnd waits for the repair's outcome in m's thread and returns
+// the thread.
 func (w *world) waitRepairEnd(m slackemu.Message) []string {
 	w.t.Helper()
-	return w.waitThread(m, "*Repair ")
+	var th []string
+	if err := w.emu.WaitFor(w.ctx(), func() bool {
+		th = w.threadTexts(m)
+		return slices.ContainsFunc(th, repairOutcome.MatchString)
+	}); err != nil {
+		w.t.Fatalf("waiting for the repair's outcome in the thread: %v; the thread so far:\n%s", err, strings.Join(th, "\n---\n"))
+	}
+	return th
 }
 
 // message returns m as Slack shows it now.

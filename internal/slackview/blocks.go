@@ -1,0 +1,121 @@
+package slackview
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+// Slack's Block Kit limits.
+const (
+	MaxBlocks          = 50
+	MaxSectionText     = 3000
+	MaxFieldText       = 2000
+	MaxFields          = 10
+	MaxHeaderText      = 150
+	MaxContextElements = 10
+	MaxConfirmText     = 300
+	MaxFallbackText    = 3000 // top-level text: Slack advises 4000
+)
+
+// Block IDs of the bot's messages. Handlers find blocks by these IDs when
+// they rewrite a message (the status line, the buttons).
+const (
+	BlockHeader   = "kafkabot.header"
+	BlockSummary  = "kafkabot.summary"
+	BlockCause    = "kafkabot.cause"
+	BlockAsk      = "kafkabot.ask"
+	BlockEvidence = "kafkabot.evidence"
+	BlockFacts    = "kafkabot.facts"
+	BlockRemedy   = "kafkabot.remedy"
+	BlockAlso     = "kafkabot.also"
+	BlockContext  = "kafkabot.context"
+	BlockStatus   = "kafkabot.status"
+	BlockDecision = "kafkabot.decision"
+	BlockActions  = "kafkabot.actions"
+	BlockAlert    = "kafkabot.alert"
+	BlockMembers  = "kafkabot.members"
+	BlockSilence  = "kafkabot.silence"
+	BlockProgress = "kafkabot.progress"
+	BlockOutcome  = "kafkabot.outcome"
+
+	// The details reply's own facts and context (its other blocks use
+	// the IDs above, which the top-level message does not).
+	BlockDetailsFacts   = "kafkabot.details.facts"
+	BlockDetailsContext = "kafkabot.details.context"
+	BlockDetailsAlert   = "kafkabot.details.alert"
+
+	ActionApprove = "kafkabot.approve"
+	ActionReject  = "kafkabot.reject"
+)
+
+// Message is a rendered message: its blocks and the plain-text fallback
+// Slack shows in notifications.
+type Message struct {
+	Blocks   []slack.Block
+	Fallback string
+}
+
+// CapBlocks keeps a message within Slack's block count, keeping the
+// actions block (the buttons) if it is the last one.
+func CapBlocks(blocks []slack.Block) []slack.Block {
+	if len(blocks) <= MaxBlocks {
+		return blocks
+	}
+	last := blocks[len(blocks)-1]
+	out := slices.Clone(blocks[:MaxBlocks-2])
+	out = append(out, slack.NewContextBlock("kafkabot.more", Mrkdwn(fmt.Sprintf("_%d more block(s) not shown_", len(blocks)-MaxBlocks+1))))
+	if last.BlockType() == slack.MBTAction {
+		return append(out, last)
+	}
+	return append(out, blocks[MaxBlocks-2])
+}
+
+// Section is a mrkdwn section, cut to Slack's limit.
+func Section(blockID, text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(Mrkdwn(Truncate(text, MaxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(blockID))
+}
+
+// Header is a header block of plain text, cut to Slack's limit.
+func Header(text string) *slack.HeaderBlock {
+	return slack.NewHeaderBlock(Plain(Truncate(text, MaxHeaderText)), slack.HeaderBlockOptionBlockID(BlockHeader))
+}
+
+// Context is a one-element mrkdwn context block.
+func Context(blockID, text string) *slack.ContextBlock {
+	return slack.NewContextBlock(blockID, Mrkdwn(Truncate(text, MaxSectionText)))
+}
+
+// Mrkdwn is a mrkdwn text object ("-" for blank text, which Slack rejects).
+func Mrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, nonEmpty(text), false, false)
+}
+
+// Plain is a plain_text object ("-" for blank text).
+func Plain(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, nonEmpty(text), false, false)
+}
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// StatusLine is the message's status context block.
+func StatusLine(text string) *slack.ContextBlock {
+	return Context(BlockStatus, "*Status:* "+text)
+}
+
+// HasButtons reports whether blocks still offer the Approve / Reject decision.
+func HasButtons(blocks []slack.Block) bool {
+	for _, b := range blocks {
+		if b.BlockType() == slack.MBTAction && b.ID() == BlockActions {
+			return true
+		}
+	}
+	return false
+}
