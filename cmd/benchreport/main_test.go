@@ -53,7 +53,7 @@ func TestQuickReport(t *testing.T) {
 		"3. Sweep cost", "API requests per sweep after warm-up, 200 pods", "API requests per sweep after warm-up, 1000 pods",
 		"4. Classifier throughput", "engine throughput ÷ grep throughput",
 		"5. Repair overhead", "Approve → `repaired`", "API requests of the whole repair",
-		"6. Bot memory", "RSS idle", "goroutines idle",
+		"6. Bot memory", "RSS idle", "goroutines idle", "`bot serve` idle, shipped build",
 		"7. Incident burst", "requesters answered", "time to answer p50 / p99 / max",
 		"summary p50 ÷ API delay",
 	} {

@@ -48,7 +48,12 @@ func measureServeIdle(tags string) (serveIdle, error) {
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
+		return out, fmt.Errorf("finding the module root to build cmd/bot: %v", err)
+	}
 	build := exec.Command("go", append(args, "./cmd/bot")...)
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := build.CombinedOutput(); err != nil {
 		return out, fmt.Errorf("building the bot (tags %q): %v\n%s", tags, err, b)
