@@ -46,9 +46,11 @@ go test -timeout 20m "$@" ./...
 log "go test passed in $((SECONDS - start))s"
 
 # A short, bounded fuzz run of the hostile-input targets (their checked-in
-# corpora already ran above as part of go test): about 20 s in all.
+# corpora already ran above as part of go test): about 30 s in all.
 start=${SECONDS}
 go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=3s ./internal/approval
+go test -run='^$' -fuzz='^FuzzDiagnoseReader$' -fuzztime=3s ./internal/diagnose
+go test -run='^$' -fuzz='^FuzzNormalizer$' -fuzztime=3s ./internal/diagnose
 log "bounded fuzzing passed in $((SECONDS - start))s"

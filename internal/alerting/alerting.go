@@ -106,6 +106,19 @@ func (c Control) Silences(ctx context.Context) ([]handlers.Silence, error) {
 	return out, nil
 }
 
+// EndSilence ends silence id now; an unknown or ended one wraps
+// handlers.ErrNoSuchSilence.
+func (c Control) EndSilence(ctx context.Context, id, by string) (handlers.Silence, error) {
+	s, err := c.s.EndSilence(ctx, id, by)
+	if errors.Is(err, sweep.ErrNoSuchSilence) {
+		return handlers.Silence{}, fmt.Errorf("%w: %w", handlers.ErrNoSuchSilence, err)
+	}
+	if err != nil {
+		return handlers.Silence{}, err
+	}
+	return slackSilence(s), nil
+}
+
 // SweepNow runs a sweep on the leader; elsewhere it wraps handlers.ErrNotLeader.
 func (c Control) SweepNow(ctx context.Context) error {
 	err := c.s.SweepNow(ctx)

@@ -447,8 +447,8 @@ func resolvedHeader(label, title string) slack.Block {
 func resolvedBanner(a Alert) slack.Block {
 	text := "✅ *Resolved:* " + resolutionWords(a)
 	if !a.StartsAt.IsZero() && !a.ResolvedAt.IsZero() {
-		text += fmt.Sprintf("\nFired from %s to %s (%s).", a.StartsAt.UTC().Format("2006-01-02 15:04 MST"),
-			a.ResolvedAt.UTC().Format("2006-01-02 15:04 MST"), a.ResolvedAt.Sub(a.StartsAt).Round(time.Second))
+		text += fmt.Sprintf("\nFired from %s to %s (%s).", slackview.Date(a.StartsAt, slackview.DateTime),
+			slackview.Date(a.ResolvedAt, slackview.DateTime), a.ResolvedAt.Sub(a.StartsAt).Round(time.Second))
 	}
 	return section(blockAlert, text)
 }
@@ -506,7 +506,7 @@ func resolutionLine(a Alert) string {
 		line += " Finding " + inlineCode(a.Rule, 120)
 	}
 	if !a.StartsAt.IsZero() {
-		line += fmt.Sprintf(" fired since %s", a.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
+		line += fmt.Sprintf(" fired since %s", slackview.Date(a.StartsAt, slackview.DateTime))
 	}
 	return line + "."
 }
@@ -603,7 +603,7 @@ func (b *Bot) renderGroup(g AlertGroup, members *groupMembers, channel string, n
 	}
 	blocks = append(blocks, memberSections("*Pods*\n", lines)...)
 	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf("Found by the health sweep · updated %s · read-only: nothing was changed",
-		now.UTC().Format("2006-01-02 15:04:05 MST")))))
+		slackview.Date(now, slackview.DateTime)))))
 	if menu := b.silenceControl(g.Key, "cluster", channel, now); menu != nil {
 		blocks = append(blocks, slack.NewActionBlock(blockSilence, menu))
 	} else if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
@@ -633,7 +633,7 @@ func renderResolvedGroup(g AlertGroup, members *groupMembers, now time.Time) ([]
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(plain(truncateRunes("✅ Resolved · Kafka cluster "+plainSafe(label), maxHeaderText)), slack.HeaderBlockOptionBlockID(blockHeader)),
 		section(blockAlert, fmt.Sprintf("✅ *Resolved:* every pod of this group is healthy again (or gone) since %s. The thread tells each pod's story.",
-			now.UTC().Format("2006-01-02 15:04 MST"))),
+			slackview.Date(now, slackview.DateTime))),
 	}
 	blocks = append(blocks, memberSections("*Pods that were unhealthy*\n", members.sorted())...)
 	return capBlocks(blocks), escapeMrkdwn("Resolved: Kafka cluster " + label)
@@ -656,14 +656,14 @@ func renderSummary(s SweepSummary) ([]slack.Block, string) {
 		line := fmt.Sprintf("• %s %s — %s", severityIconFor(a), inlineCode(podLabel(a.Namespace, a.Pod), 200),
 			escapeTruncate(oneLine(cmp.Or(a.Title, "no known failure pattern matched")), 200))
 		if !a.StartsAt.IsZero() {
-			line += " · since " + a.StartsAt.UTC().Format("2006-01-02 15:04 MST")
+			line += " · since " + slackview.Date(a.StartsAt, slackview.DateTime)
 		}
 		lines = append(lines, line)
 	}
 	if len(lines) > 0 {
 		blocks = append(blocks, memberSections("", lines)...)
 	}
-	ctx := fmt.Sprintf("Looked at %d Kafka pod(s) at %s", s.KafkaPods, s.At.UTC().Format("2006-01-02 15:04 MST"))
+	ctx := fmt.Sprintf("Looked at %d Kafka pod(s) at %s", s.KafkaPods, slackview.Date(s.At, slackview.DateTime))
 	if s.Silenced > 0 {
 		ctx += fmt.Sprintf(" · %d of the alerts are silenced (`/kafka silences`)", s.Silenced)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -25,6 +26,26 @@ type fakeSilencer struct {
 	list     []Silence
 	sweepErr error
 	sweeps   int
+	ended    []string // silence IDs ended, in order
+}
+
+// EndSilence ends a silence it created, once.
+func (f *fakeSilencer) EndSilence(_ context.Context, id, _ string) (Silence, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.created {
+		if s.ID == id && !slices.Contains(f.ended, id) {
+			f.ended = append(f.ended, id)
+			return s, nil
+		}
+	}
+	return Silence{}, fmt.Errorf("silence %s: %w", id, ErrNoSuchSilence)
+}
+
+func (f *fakeSilencer) endedIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ended...)
 }
 
 func (f *fakeSilencer) Silence(_ context.Context, key string, until time.Time, by string) (Silence, error) {
@@ -275,7 +296,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			if bs := buttons(t, got.Blocks); len(bs) != 0 {
 				t.Errorf("resolved message still has buttons %v", bs)
 			}
-			text := blockTexts(t, got.Blocks)
+			text := shownDates(blockTexts(t, got.Blocks))
 			for _, w := range append([]string{"✅ Resolved · kafka/foobar-kafka-broker-0", "is Ready again", "Fired from 2026-11-29 16:57 UTC to 2026-11-29 17:20 UTC"}, tt.want...) {
 				if !strings.Contains(text, w) {
 					t.Errorf("resolved message lacks %q:\n%s", w, text)

@@ -11,6 +11,13 @@ import (
 	"github.com/slack-go/slack"
 )
 
+// dateToken is a Slack date token, <!date^unix^format|fallback>.
+var dateToken = regexp.MustCompile(`<!date\^\d+\^[^|>]+\|([^>]+)>`)
+
+// shownDates replaces Slack date tokens by their UTC fallback text, for
+// assertions on the time shown.
+func shownDates(s string) string { return dateToken.ReplaceAllString(s, "$1") }
+
 // validateBlocks checks rendered blocks against Slack's documented Block
 // Kit limits (limits.md) and the bot's own escaping rule: no '<' in mrkdwn
 // except the user mentions the bot writes itself. It returns every problem.

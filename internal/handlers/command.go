@@ -181,7 +181,7 @@ func usageText(slashCommand string) string {
 	return "*Usage*\n" +
 		"• `" + c + " diagnose [NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work)\n" +
 		"• `" + c + " status` — the Kafka pods I can see, by cluster, with their state\n" +
-		"• `" + c + " silences` — the alert silences in force\n" +
+		"• `" + c + " silences` — the alert silences in force, each with an End silence button\n" +
 		"• `" + c + " sweep` — run the health sweep now (alerts go to the alert channel)\n" +
 		"• `" + c + " help` — this message\n" +
 		"A repairable problem gets *Approve repair* / *Reject* buttons; only approvers can approve or silence alerts."

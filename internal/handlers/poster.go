@@ -162,13 +162,17 @@ func (p *poster) update(ctx context.Context, channel, ts string, blocks []slack.
 	return nil
 }
 
-// ephemeral shows text to one user. When the bot cannot post in the
-// channel it falls back to the command's response_url, which works
-// without channel membership.
-func (p *poster) ephemeral(ctx context.Context, channel, user, responseURL, text string) error {
+// ephemeral shows text (and blocks, when given) to one user. When the bot
+// cannot post in the channel it falls back to the command's response_url,
+// which works without channel membership.
+func (p *poster) ephemeral(ctx context.Context, channel, user, responseURL, text string, blocks ...slack.Block) error {
 	text = truncateRunes(text, plainFallbackMaxText)
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if len(blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
 	err := p.call(ctx, "chat.postEphemeral", channel, func(ctx context.Context) error {
-		_, err := p.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false))
+		_, err := p.api.PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})
 	if err == nil {
@@ -180,7 +184,7 @@ func (p *poster) ephemeral(ctx context.Context, channel, user, responseURL, text
 	}
 	err = p.call(ctx, "response_url", channel, func(ctx context.Context) error {
 		_, _, _, err := p.api.SendMessageContext(ctx, channel,
-			slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral), slack.MsgOptionText(text, false))
+			append([]slack.MsgOption{slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral)}, opts...)...)
 		return hideURL(err, responseURL)
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Silence is a silence in force, as the sweep stores it.
@@ -32,6 +33,9 @@ type Silencer interface {
 	Silence(ctx context.Context, key string, until time.Time, by string) (Silence, error)
 	// Silences returns the silences in force, newest first.
 	Silences(ctx context.Context) ([]Silence, error)
+	// EndSilence ends silence id now; an error wrapping ErrNoSuchSilence
+	// says no silence in force has that id.
+	EndSilence(ctx context.Context, id, by string) (Silence, error)
 }
 
 // SweepTrigger runs a full health sweep now (cmd/bot adapts
@@ -183,6 +187,10 @@ type silenceClick struct {
 	// Choice is the menu option chosen ("1h"...); empty for a button.
 	Choice      string
 	ResponseURL string
+	// End marks a click of End silence (Token is then an unsilence grant).
+	End bool
+	// ThreadTS is the thread of the clicked message ("" outside a thread).
+	ThreadTS string
 }
 
 // silenceClickFrom extracts a Silence button press from a block_actions
@@ -194,6 +202,14 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 	for _, a := range cb.ActionCallback.BlockActions {
 		if a == nil {
 			continue
+		}
+		if a.ActionID == actionUnsilence {
+			return silenceClick{
+				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
+				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
+				Token: a.Value, ResponseURL: cb.ResponseURL, End: true,
+				ThreadTS: cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
+			}, true
 		}
 		if token, ok := strings.CutPrefix(a.ActionID, actionSilenceMenu); ok {
 			return silenceClick{
@@ -224,6 +240,10 @@ func (b *Bot) onSilenceClick(ctx context.Context, c silenceClick) {
 // so in the alert's thread. Silencing hides alerts from everyone, so it
 // takes the same authority as approving a repair: only APPROVERS may.
 func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
+	if c.End {
+		b.handleEndSilenceClick(ctx, c)
+		return
+	}
 	now := b.clock()
 	g, err := verifySilence(b.opts.ApprovalSecret, c.Token, now)
 	refuse := func(reason, text string) {
@@ -264,9 +284,10 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
 		mention(c.User), inlineCode(sil.Key, 300), humanDuration(g.duration()),
-		sil.Until.UTC().Format("2006-01-02 15:04 MST"), inlineCode(sil.ID, 40))
+		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
+	blocks := b.silenceConfirmation(text, sil, c.Channel)
 	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, nil, text); err != nil {
+		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}
 	})
@@ -317,7 +338,10 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
 		return
 	}
-	b.tell(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, b.clock()))
+	now := b.clock()
+	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, now), b.silencesBlocks(list, s.Channel, now)...); err != nil {
+		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
+	}
 }
 
 // silencesText lists silences, one a line, within a message's size.
@@ -329,7 +353,7 @@ func silencesText(list []Silence, now time.Time) string {
 	fmt.Fprintf(&b, "🔕 *%d silence(s) in force*\n", len(list))
 	for i, s := range list {
 		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", inlineCode(s.Key, 300),
-			s.Until.UTC().Format("2006-01-02 15:04 MST"), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
+			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
 		if runeLen(b.String())+runeLen(line) > plainFallbackMaxText-40 {
 			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
 			break

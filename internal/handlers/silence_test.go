@@ -22,7 +22,7 @@ func TestSilenceClickByApprover(t *testing.T) {
 	if len(calls) != 1 || calls[0] != want {
 		t.Fatalf("Silencer calls %+v, want [%+v]", calls, want)
 	}
-	line := h.emu.Thread(alertChan, m.TS)[1].Text
+	line := shownDates(h.emu.Thread(alertChan, m.TS)[1].Text)
 	for _, w := range []string{"🔕 <@" + approver + "> silenced `kafka/foobar-kafka-broker-0` for 24h", "until 2026-11-30 17:00 UTC"} {
 		if !strings.Contains(line, w) {
 			t.Errorf("thread line %q lacks %q", line, w)
@@ -198,7 +198,7 @@ func TestSilencesCommand(t *testing.T) {
 			h.slash(stranger, channel, "silences")
 			e := h.ephemeral(channel, stranger, strings.Fields(tt.want[0])[0])
 			for _, w := range tt.want {
-				if !strings.Contains(e.Text, w) {
+				if !strings.Contains(shownDates(e.Text), w) {
 					t.Errorf("answer lacks %q:\n%s", w, e.Text)
 				}
 			}

@@ -201,7 +201,10 @@ func (st *state) merge(other *state) {
 		}
 	}
 	for k, s := range other.Silences {
-		if mine, ok := st.Silences[k]; !ok || s.UpdatedAt.After(mine.UpdatedAt) {
+		// On a tie the earlier end wins: a silence ended early in the same
+		// instant it was written elsewhere is ended (alerts resume).
+		mine, ok := st.Silences[k]
+		if !ok || s.UpdatedAt.After(mine.UpdatedAt) || s.UpdatedAt.Equal(mine.UpdatedAt) && s.Until.Before(mine.Until) {
 			st.Silences[k] = s
 		}
 	}

@@ -451,6 +451,38 @@ func (s *Sweeper) Silence(ctx context.Context, key string, until time.Time, by s
 	return sil, nil
 }
 
+// ErrNoSuchSilence says that no silence in force has the ID given.
+var ErrNoSuchSilence = errors.New("no silence in force has this id")
+
+// EndSilence ends the silence id now, before its time: the alerts it hid
+// are posted again by the next sweep. by names who ended it (a Slack
+// user). Like Silence it works on every replica. The silence stays in the
+// state, ended, until the state's pruning drops it.
+func (s *Sweeper) EndSilence(ctx context.Context, id, by string) (Silence, error) {
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	if st == nil { // not leading: read, change, write
+		var err error
+		if st, err = s.store.load(ctx); err != nil {
+			return Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
+		}
+	}
+	sil, ok := st.Silences[id]
+	if !ok || !sil.Active(now) {
+		return Silence{}, fmt.Errorf("ending silence %s: %w", id, ErrNoSuchSilence)
+	}
+	ended := *sil
+	sil.Until, sil.UpdatedAt = now, now
+	if err := s.store.save(ctx, st, now); err != nil {
+		*sil = ended // not written: still in force
+		return Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
+	}
+	s.log.Info("silence ended early", "key", sil.Key, "id", id, "by", by, "was_until", ended.Until)
+	return *sil, nil
+}
+
 // Silences returns the silences in force, newest first. It reads the state
 // ConfigMap (from the informer's cache once Run has started).
 func (s *Sweeper) Silences(ctx context.Context) ([]Silence, error) {

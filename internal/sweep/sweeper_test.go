@@ -252,6 +252,57 @@ func TestSilenceFromOtherReplica(t *testing.T) {
 	}
 }
 
+// Ending a silence early, on the leader or on another replica, brings the
+// alerts it hid back at the next sweep; an unknown or ended silence is an
+// error and changes nothing.
+func TestEndSilence(t *testing.T) {
+	for _, where := range []string{"leader", "follower"} {
+		t.Run(where, func(t *testing.T) {
+			e := newEnv(t, brokerPod("kafka-broker-0"))
+			leader, _ := e.start(e.options("bot-a"), true)
+			ender := leader
+			if where == "follower" {
+				f, err := New(e.options("bot-b"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ender = f
+			}
+			sil, err := leader.Silence(context.Background(), "kafka/kafka-broker-0", e.clock.Now().Add(24*time.Hour), "U012ABCDEF")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.update(crashLooping(brokerPod("kafka-broker-0"), 4, t0))
+			settle(t, leader)
+			sweepNow(t, leader)
+			if n := e.notes.of("notify"); len(n) != 0 {
+				t.Fatalf("silenced alert was notified: %+v", n)
+			}
+			if _, err := ender.EndSilence(context.Background(), "nope", "U0ENDER"); !errors.Is(err, ErrNoSuchSilence) {
+				t.Errorf("ending an unknown silence: %v, want ErrNoSuchSilence", err)
+			}
+			ended, err := ender.EndSilence(context.Background(), sil.ID, "U0ENDER")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ended.Active(e.clock.Now()) {
+				t.Errorf("ended silence still active: %+v", ended)
+			}
+			waitFor(t, "the leader to see the silence end", func() bool {
+				sils, err := leader.Silences(context.Background())
+				return err == nil && len(sils) == 0
+			})
+			sweepNow(t, leader)
+			if n := e.notes.of("notify"); len(n) != 1 {
+				t.Fatalf("after ending the silence: %d notifications, want 1", len(n))
+			}
+			if _, err := ender.EndSilence(context.Background(), sil.ID, "U0ENDER"); !errors.Is(err, ErrNoSuchSilence) {
+				t.Errorf("ending it twice: %v, want ErrNoSuchSilence", err)
+			}
+		})
+	}
+}
+
 func TestRestartedSweeperDoesNotRealert(t *testing.T) {
 	e := newEnv(t, crashLooping(brokerPod("kafka-broker-0"), 4, t0), brokerPod("kafka-broker-1"))
 	_, stop := e.start(e.options("bot-a"), true)

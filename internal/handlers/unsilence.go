@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
+)
+
+// Ending a silence early: an "End silence" button on the silence's
+// confirmation in the alert's thread and on each line of /kafka silences.
+// The button's value is a signed grant naming the silence, the channel it
+// may be clicked in and its expiry (the silence's own end).
+
+// ErrNoSuchSilence says that no silence in force has the ID given
+// (Silencer.EndSilence wraps it).
+var ErrNoSuchSilence = errors.New("no silence in force has this id")
+
+// actionUnsilence is the End silence button's action_id.
+const actionUnsilence = "kafkabot.unsilence"
+
+// unsilenceDomain separates these MACs from approval and silence MACs made
+// with the same secret.
+const unsilenceDomain = "kafkabot/unsilence/v1\x00"
+
+// unsilenceGrant is what an End silence button may do: end silence ID
+// (of Key, for the messages), clicked in Channel, before ExpiresAt.
+type unsilenceGrant struct {
+	V         int    `json:"v"`
+	ID        string `json:"id"`
+	Key       string `json:"key"`
+	Channel   string `json:"ch"`
+	ExpiresAt int64  `json:"exp"`
+}
+
+// endSilenceButton returns the End silence button for sil, clickable in
+// channel until the silence ends, or nil when signing fails.
+func (b *Bot) endSilenceButton(sil Silence, channel string) *slack.ButtonBlockElement {
+	token, err := approval.SignPayload(b.opts.ApprovalSecret, unsilenceDomain,
+		unsilenceGrant{V: 1, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
+	if err != nil {
+		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
+		return nil
+	}
+	confirm := slack.NewConfirmationBlockObject(plain("End this silence?"),
+		plain(truncateRunes("Alerts about "+plainSafe(sil.Key)+" are posted again from the next sweep.", maxConfirmText)),
+		plain("End silence"), plain("Cancel"))
+	return slack.NewButtonBlockElement(actionUnsilence, token, plain("🔔 End silence")).WithConfirm(confirm)
+}
+
+// verifyUnsilence checks token's signature (in constant time) and validity.
+func verifyUnsilence(secret []byte, token string, now time.Time) (unsilenceGrant, error) {
+	var g unsilenceGrant
+	switch err := approval.OpenPayload(secret, unsilenceDomain, token, &g); {
+	case errors.Is(err, approval.ErrBadSignature):
+		return unsilenceGrant{}, errSilenceSignature
+	case err != nil:
+		return unsilenceGrant{}, errSilenceMalformed
+	}
+	if g.V != 1 || g.ID == "" || g.Channel == "" {
+		return unsilenceGrant{}, errSilenceMalformed
+	}
+	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
+		return g, errSilenceExpired
+	}
+	return g, nil
+}
+
+// silenceConfirmation is the thread reply saying a silence was set, with
+// its End silence button.
+func (b *Bot) silenceConfirmation(text string, sil Silence, channel string) []slack.Block {
+	blocks := []slack.Block{section("kafkabot.silenced", text)}
+	if btn := b.endSilenceButton(sil, channel); btn != nil {
+		blocks = append(blocks, slack.NewActionBlock("kafkabot.silenced.actions", btn))
+	}
+	return blocks
+}
+
+// silencesBlocks lists silences with an End silence button each, within
+// Slack's block count; the text fallback is silencesText.
+func (b *Bot) silencesBlocks(list []Silence, channel string, now time.Time) []slack.Block {
+	if len(list) == 0 {
+		return nil
+	}
+	blocks := []slack.Block{section("kafkabot.silences", fmt.Sprintf("🔕 *%d silence(s) in force*", len(list)))}
+	for i, s := range list {
+		if len(blocks) == maxBlocks-1 {
+			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", mrkdwn(fmt.Sprintf("_… and %d more_", len(list)-i))))
+			break
+		}
+		text := fmt.Sprintf("%s until %s (%s left), by %s · id %s", inlineCode(s.Key, 300),
+			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
+		var accessory *slack.Accessory
+		if btn := b.endSilenceButton(s, channel); btn != nil {
+			accessory = slack.NewAccessory(btn)
+		}
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, accessory, slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
+	}
+	return blocks
+}
+
+// handleEndSilenceClick checks the button and the clicker, ends the
+// silence, and says so in the alert's thread (or to the clicker, from
+// /kafka silences). Ending a silence takes the authority of setting one.
+func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
+	now := b.clock()
+	g, err := verifyUnsilence(b.opts.ApprovalSecret, c.Token, now)
+	refuse := func(reason, text string) {
+		b.log.Info("silence decision", "audit", true, "event", "silence.end-refused", "reason", reason,
+			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "silence_id", g.ID)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text)
+	}
+	switch {
+	case errors.Is(err, errSilenceExpired):
+		refuse("expired", "This silence has already ended. Nothing was changed.")
+		return
+	case err != nil:
+		g = unsilenceGrant{}
+		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was changed.")
+		return
+	case g.Channel != c.Channel:
+		refuse("wrong-origin", "This End silence button belongs to another channel. Nothing was changed.")
+		return
+	case !b.isApprover(c.User):
+		refuse("not-an-approver", "Only approvers may end a silence. Approvers: "+b.approverList()+". Nothing was changed.")
+		return
+	case b.opts.Silencer == nil:
+		refuse("no-silencer", "Alerts are not enabled on this bot, so there is no silence to end.")
+		return
+	}
+	sil, err := b.opts.Silencer.EndSilence(ctx, g.ID, c.User)
+	switch {
+	case errors.Is(err, ErrNoSuchSilence):
+		refuse("not-in-force", "This silence is no longer in force (it ended, or someone ended it). Nothing was changed.")
+		return
+	case err != nil:
+		b.log.Error("ending a silence failed", "silence_id", g.ID, "user", c.User, "error", err)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not end the silence: "+escapeTruncate(err.Error(), 500))
+		return
+	}
+	b.log.Info("silence decision", "audit", true, "event", "silence.ended", "user", c.User, "channel", c.Channel,
+		"message_ts", c.MessageTS, "key", sil.Key, "silence_id", sil.ID)
+	text := fmt.Sprintf("🔔 %s ended the silence of %s (silence %s) at %s: its alerts are posted again from the next sweep.",
+		mention(c.User), inlineCode(cmpOr(sil.Key, g.Key), 300), inlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
+	if c.ThreadTS == "" {
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
+		return
+	}
+	done := b.poster.enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
+			b.log.Error("posting the end of a silence in the alert's thread failed", "silence_id", g.ID, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+func cmpOr(a, b string) string {
+	if strings.TrimSpace(a) != "" {
+		return a
+	}
+	return b
+}
