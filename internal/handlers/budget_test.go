@@ -105,3 +105,63 @@ func TestRepairThreadBudget(t *testing.T) {
 		})
 	}
 }
+
+// plannedRepairer tells its plan, runs the first step, then waits for
+// resume before running the rest.
+type plannedRepairer struct {
+	steps          []string
+	paused, resume chan struct{}
+}
+
+func (r plannedRepairer) Repair(ctx context.Context, _ recovery.Request, rep recovery.Reporter) recovery.Summary {
+	pr, ok := rep.(recovery.PlanReporter)
+	if !ok {
+		panic("the bot's Reporter does not take a plan")
+	}
+	pr.Planned(ctx, r.steps)
+	for i, s := range r.steps {
+		rep.Report(ctx, recovery.Progress{Step: s, Status: recovery.StepStarted})
+		rep.Report(ctx, recovery.Progress{Step: s, Status: recovery.StepDone, Detail: "took 1s"})
+		if i == 0 {
+			close(r.paused)
+			<-r.resume
+		}
+	}
+	sum := recovery.Summary{Outcome: recovery.OutcomeRepaired, Text: "broker Ready"}
+	rep.Finish(ctx, sum)
+	return sum
+}
+
+// TestChecklistShowsStepsNotStarted: with the plan known, the checklist
+// lists every step from the start, ⏸ until it runs, in one reply.
+func TestChecklistShowsStepsNotStarted(t *testing.T) {
+	r := plannedRepairer{steps: elevenSteps()[:4], paused: make(chan struct{}), resume: make(chan struct{})}
+	h := startBot(t, func(o *Options) { o.Repairer = r })
+	m := h.diagnose()
+	h.click(m, actionApprove, approver)
+	<-r.paused
+	var checklist string
+	h.waitFor("the checklist with one step done", func() bool {
+		th := h.emu.Thread(channel, m.TS)
+		if len(th) < 2 {
+			return false
+		}
+		checklist = blockTexts(h.t, th[1].Blocks)
+		return strings.Contains(checklist, "✅ "+r.steps[0])
+	})
+	for _, s := range r.steps[1:] {
+		if !strings.Contains(checklist, "⏸ "+s) {
+			t.Errorf("step %q is not shown as not started:\n%s", s, checklist)
+		}
+	}
+	close(r.resume)
+	h.waitRepairDone(m)
+	thread := h.emu.Thread(channel, m.TS)
+	final := blockTexts(t, thread[1].Blocks)
+	if len(thread) != 3 || strings.Contains(final, "⏸") || strings.Count(final, r.steps[1]) != 1 {
+		t.Errorf("final thread (%d replies), checklist:\n%s", len(thread), final)
+	}
+	if !strings.Contains(blockTexts(t, h.message(m).Blocks), "Repair succeeded") {
+		t.Error("the parent's status does not show the outcome")
+	}
+}

@@ -51,7 +51,11 @@ type ThreadReporter struct {
 	progressTS string
 }
 
-var _ recovery.Reporter = (*ThreadReporter)(nil)
+var (
+	_ recovery.Reporter     = (*ThreadReporter)(nil)
+	_ recovery.PlanReporter = (*ThreadReporter)(nil)
+	_ recovery.PlanReporter = (*finishOnce)(nil)
+)
 
 func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
 	if clock == nil {
@@ -187,6 +191,25 @@ func (r *ThreadReporter) enqueueProgress(mustShow bool) {
 	}))
 }
 
+// Planned lists the plan's steps in the checklist as not started (⏸);
+// each is marked running, then done or failed, as it is reported.
+func (r *ThreadReporter) Planned(_ context.Context, steps []string) {
+	r.mu.Lock()
+	for _, s := range steps {
+		r.steps = append(r.steps, slackview.Step{Name: s, State: slackview.StepPending})
+	}
+	r.version++
+	r.mu.Unlock()
+	r.enqueueProgress(false)
+}
+
+// Planned forwards the plan to the Reporter when it takes one.
+func (f *finishOnce) Planned(ctx context.Context, steps []string) {
+	if pr, ok := f.Reporter.(recovery.PlanReporter); ok {
+		pr.Planned(ctx, steps)
+	}
+}
+
 // Report updates the checklist (a started step is added as running; its
 // done, skipped or failed report completes the same line) and shows the
 // step as the message's status.
@@ -195,7 +218,16 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	r.mu.Lock()
 	state := stepState(p.Status)
 	i := -1
-	if p.Status != recovery.StepStarted {
+	if p.Status == recovery.StepStarted {
+		// The first planned step of that name not started yet.
+		for j := range r.steps {
+			if r.steps[j].Name == p.Step && r.steps[j].State == slackview.StepPending {
+				i = j
+				r.startedAt[i] = now
+				break
+			}
+		}
+	} else {
 		for j := len(r.steps) - 1; j >= 0; j-- {
 			if r.steps[j].Name == p.Step && r.steps[j].State == slackview.StepRunning {
 				i = j
@@ -225,14 +257,14 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	if state != slackview.StepRunning {
 		r.steps[i].Took = now.Sub(r.startedAt[i])
 	}
-	n := len(r.steps)
+	n, total := i+1, len(r.steps)
 	r.version++
 	r.mu.Unlock()
 	r.enqueueProgress(false)
 	if long {
 		r.Say(fmt.Sprintf("*%s*\n%s", escapeTruncate(oneLine(p.Step), 200), escapeTruncate(p.Detail, maxSectionText)))
 	}
-	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d: %s (%s)", state.Icon(), n,
+	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d of %d: %s (%s)", state.Icon(), n, total,
 		escapeTruncate(oneLine(p.Step), 300), escapeMrkdwn(string(p.Status))))
 }
 

@@ -218,7 +218,9 @@ func TestFaultWebAPIRateLimitedEveryThirdCall(t *testing.T) {
 	}
 	// A 429 answered just as the thread became complete may be logged a
 	// moment later: wait (bounded) until every one is.
-	logged := func() bool { return strings.Count(h.logs.String(), "retrying after Retry-After") == int(limiter.limited.Load()) }
+	logged := func() bool {
+		return strings.Count(h.logs.String(), "retrying after Retry-After") == int(limiter.limited.Load())
+	}
 	if err := h.emu.WaitFor(h.ctx(), logged); err != nil || !logged() {
 		t.Errorf("%d rate-limit retries logged for %d 429s", strings.Count(h.logs.String(), "retrying after Retry-After"), limiter.limited.Load())
 	}

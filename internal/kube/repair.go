@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,6 +112,30 @@ func (c *Client) CreateRepairPod(ctx context.Context, pod *corev1.Pod) (*corev1.
 			pod.Namespace, pod.Name, existing.Labels[LabelRepairID], err)
 	}
 	return existing, nil
+}
+
+// AnnotatePod sets one annotation on the pod namespace/name, only while it
+// has the given UID: the merge patch carries the UID, which the API server
+// will not change, so a pod recreated under the same name is refused. Used
+// for the repair's go signal, the bot's only write to a running debug pod.
+func (c *Client) AnnotatePod(ctx context.Context, namespace, name string, uid types.UID, key, value string) (*corev1.Pod, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":         uid,
+		"annotations": map[string]string{key: value},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("annotating pod %s/%s: %w", namespace, name, err)
+	}
+	pod, err := withRetry(func() (*corev1.Pod, error) {
+		return c.cs.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("annotating pod %s/%s: %w", namespace, name, err)
+	}
+	if pod.UID != uid {
+		return nil, fmt.Errorf("annotating pod %s/%s: it is another pod now (UID %s, want %s)", namespace, name, pod.UID, uid)
+	}
+	return pod, nil
 }
 
 // DeletePodUID deletes a pod only if it still has the given UID (so a pod

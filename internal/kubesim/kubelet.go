@@ -261,6 +261,13 @@ func (k *Kubelet) podChanged(obj any) {
 	if !ok {
 		return
 	}
+	if pod.Spec.NodeName == k.opts.NodeName && IsDebugPod(pod) {
+		// Annotations reach a running container through its downwardAPI
+		// volume (the repair's go signal).
+		if err := k.runner.RefreshDownwardAPI(pod); err != nil {
+			k.logf("refreshing downwardAPI volumes of %s/%s: %v", pod.Namespace, pod.Name, err)
+		}
+	}
 	switch {
 	case pod.Spec.NodeName == "":
 		if Schedulable(pod, k.nodeLabels()) {

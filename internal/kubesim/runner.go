@@ -52,6 +52,21 @@ type Runner struct {
 	DefaultTimeout time.Duration
 
 	claimLocks sync.Map // host dir -> *sync.Mutex: one pod mounts a dir at a time
+
+	downMu sync.Mutex
+	// downward holds the downwardAPI volumes of running pods, by pod UID,
+	// so RefreshDownwardAPI can update them as the kubelet does.
+	downward map[string][]downwardVolume
+	// latest is the newest object seen of each debug pod, by UID: a change
+	// that arrives before the volume is set up is not lost.
+	latest map[string]*corev1.Pod
+}
+
+// downwardVolume is one downwardAPI volume of a running pod: its host
+// directory and the items projected into it.
+type downwardVolume struct {
+	dir   string
+	items []corev1.DownwardAPIVolumeFile
 }
 
 // NewRunner prepares a Runner using the busybox binary at busyboxPath
@@ -220,7 +235,10 @@ func (r *Runner) processEnv(pod *corev1.Pod, env [][2]string, root string) []str
 // returns root and a function that moves them back. root is created next to
 // the first claim's directory so the moves stay on one filesystem.
 func (r *Runner) mountClaims(pod *corev1.Pod, c *corev1.Container, claims ClaimDirs) (string, func() error, error) {
-	type move struct{ from, to string }
+	type move struct {
+		from, to string
+		downward []corev1.DownwardAPIVolumeFile
+	}
 	var moves []move
 	for _, m := range c.VolumeMounts {
 		vol := findVolume(pod, m.Name)
@@ -239,8 +257,10 @@ func (r *Runner) mountClaims(pod *corev1.Pod, c *corev1.Container, claims ClaimD
 			moves = append(moves, move{from: dir, to: m.MountPath})
 		case vol.EmptyDir != nil:
 			moves = append(moves, move{to: m.MountPath})
+		case vol.DownwardAPI != nil:
+			moves = append(moves, move{to: m.MountPath, downward: vol.DownwardAPI.Items})
 		default:
-			return "", nil, fmt.Errorf("pod %s/%s: kubesim mounts only PersistentVolumeClaims and emptyDirs (volume %s)", pod.Namespace, pod.Name, m.Name)
+			return "", nil, fmt.Errorf("pod %s/%s: kubesim mounts only PersistentVolumeClaims, emptyDirs and downwardAPI volumes (volume %s)", pod.Namespace, pod.Name, m.Name)
 		}
 	}
 	if len(moves) == 0 {
@@ -270,6 +290,7 @@ func (r *Runner) mountClaims(pod *corev1.Pod, c *corev1.Container, claims ClaimD
 		for _, u := range unlock {
 			u()
 		}
+		r.forgetDownward(pod)
 		if len(errs) > 0 {
 			// Leave root in place: it may still hold a claim's data.
 			return errors.Join(errs...)
@@ -281,9 +302,14 @@ func (r *Runner) mountClaims(pod *corev1.Pod, c *corev1.Container, claims ClaimD
 	}
 	for _, mv := range moves {
 		target := filepath.Join(root, mv.to)
-		if mv.from == "" { // emptyDir
+		if mv.from == "" { // emptyDir or downwardAPI
 			if err := os.MkdirAll(target, 0o777); err != nil {
 				return "", nil, errors.Join(fmt.Errorf("creating emptyDir %s: %w", mv.to, err), restore())
+			}
+			if mv.downward != nil {
+				if err := r.addDownward(pod, downwardVolume{dir: target, items: mv.downward}); err != nil {
+					return "", nil, errors.Join(err, restore())
+				}
 			}
 			continue
 		}
@@ -366,4 +392,72 @@ func (r *Runner) exec(ctx context.Context, pod *corev1.Pod, argv, env []string) 
 		return RunResult{}, fmt.Errorf("running %s: %w", argv[0], waitErr)
 	}
 	return res, nil
+}
+
+// write projects the pod's fields into the volume's files. Each file is
+// replaced with one rename, so a reader sees the old or the new value.
+func (dv downwardVolume) write(pod *corev1.Pod) error {
+	for _, item := range dv.items {
+		if item.FieldRef == nil || path.IsAbs(item.Path) || strings.Contains(item.Path, "..") {
+			return fmt.Errorf("pod %s/%s: kubesim projects only fieldRef items with relative paths (%q)", pod.Namespace, pod.Name, item.Path)
+		}
+		v, err := podField(pod, item.FieldRef.FieldPath)
+		if err != nil {
+			return fmt.Errorf("pod %s/%s: downwardAPI %s: %w", pod.Namespace, pod.Name, item.Path, err)
+		}
+		p := filepath.Join(dv.dir, item.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		tmp := p + ".kubesim-tmp"
+		if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RefreshDownwardAPI rewrites the downwardAPI volumes of a running pod from
+// its current object, as the kubelet does when a pod's labels or
+// annotations change. A pod that is not running is ignored.
+func (r *Runner) RefreshDownwardAPI(pod *corev1.Pod) error {
+	r.downMu.Lock()
+	defer r.downMu.Unlock()
+	if r.latest == nil {
+		r.latest = map[string]*corev1.Pod{}
+	}
+	r.latest[string(pod.UID)] = pod.DeepCopy()
+	var errs []error
+	for _, dv := range r.downward[string(pod.UID)] {
+		errs = append(errs, dv.write(pod))
+	}
+	return errors.Join(errs...)
+}
+
+// addDownward writes a new downwardAPI volume from the newest object seen
+// of the pod and keeps it for RefreshDownwardAPI.
+func (r *Runner) addDownward(pod *corev1.Pod, dv downwardVolume) error {
+	r.downMu.Lock()
+	defer r.downMu.Unlock()
+	if p := r.latest[string(pod.UID)]; p != nil {
+		pod = p
+	}
+	if err := dv.write(pod); err != nil {
+		return err
+	}
+	if r.downward == nil {
+		r.downward = map[string][]downwardVolume{}
+	}
+	r.downward[string(pod.UID)] = append(r.downward[string(pod.UID)], dv)
+	return nil
+}
+
+func (r *Runner) forgetDownward(pod *corev1.Pod) {
+	r.downMu.Lock()
+	defer r.downMu.Unlock()
+	delete(r.downward, string(pod.UID))
+	delete(r.latest, string(pod.UID))
 }

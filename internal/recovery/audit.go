@@ -68,6 +68,13 @@ func (a *auditReporter) Report(ctx context.Context, p Progress) {
 	a.event(ctx, eventType, EventReasonStep, fmt.Sprintf("%s: %s. %s", p.Step, p.Status, firstLine(p.Detail)))
 }
 
+// Planned implements PlanReporter when the people's Reporter does.
+func (a *auditReporter) Planned(ctx context.Context, steps []string) {
+	if pr, ok := a.next.(PlanReporter); ok {
+		pr.Planned(ctx, steps)
+	}
+}
+
 // Finish implements Reporter.
 func (a *auditReporter) Finish(ctx context.Context, s Summary) {
 	if a.run.lock != nil && !a.run.dryRun {

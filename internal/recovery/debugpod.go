@@ -30,7 +30,34 @@ const (
 	AnnotationBrokerUID    = "kafkabot/broker-uid"
 	AnnotationImageSource  = "kafkabot/image-source"
 	AnnotationSecurityNote = "kafkabot/security-note"
+	// AnnotationGo is the go signal: the bot sets it to the repair id on
+	// its own debug pod once it has re-read the broker and seen Kafka
+	// stopped; the script reads it through a downwardAPI volume and moves
+	// nothing before it appears. After the pod starts it is the bot's only
+	// write to the pod.
+	AnnotationGo = "kafkabot/go"
 )
+
+// goVolume is the debug pod's downwardAPI volume holding the go signal,
+// mounted at <MountRoot>/kafkabot-go (the script reads <...>/kafkabot-go/go).
+const (
+	goVolume  = "kafkabot-go"
+	goDirName = "kafkabot-go"
+)
+
+// goWaitMargin is how much of the debug pod's deadline the script keeps
+// after waiting for the go signal, to make its move and report.
+const goWaitMargin = 30 * time.Second
+
+// meshOptOut are the annotations (and the Istio label) that keep a service
+// mesh from injecting a sidecar into the debug pod: a sidecar would never
+// exit (the pod would never finish) and our own admission policy would
+// refuse its extra container.
+var meshOptOut = map[string]string{
+	"sidecar.istio.io/inject":   "false",
+	"linkerd.io/inject":         "disabled",
+	"kuma.io/sidecar-injection": "disabled",
+}
 
 // Where the debug pod's image came from (AnnotationImageSource).
 const (
@@ -145,6 +172,10 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if script.MountRoot == "" {
 		script.MountRoot = DefaultMountRoot
 	}
+	if !script.CheckOnly {
+		script.GoSignal = in.RepairID
+		script.GoWait = max(deadline-goWaitMargin, deadline/2)
+	}
 	env, err := script.Env()
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
@@ -153,8 +184,15 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
+	volumes = append(volumes, corev1.Volume{Name: goVolume, VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+		Items: []corev1.DownwardAPIVolumeFile{{Path: "go", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationGo + "']"}}},
+	}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: goVolume, MountPath: script.MountRoot + "/" + goDirName, ReadOnly: true})
 	image, imageSource, err := debugImage(in.Image, broker, kafka)
 	if err != nil {
+		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
+	}
+	if err := checkShell(in.Image, image, kafka); err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
 	podSC, containerSC, note := debugSecurityContexts(broker.Spec.SecurityContext, kafka.SecurityContext)
@@ -175,6 +213,9 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if note != "" {
 		annotations[AnnotationSecurityNote] = note
 	}
+	for k, v := range meshOptOut {
+		annotations[k] = v
+	}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -184,6 +225,8 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 				kube.LabelManagedBy: kube.ManagedByBot,
 				kube.LabelRepairID:  in.RepairID,
 				kube.LabelBroker:    broker.Name,
+				// Istio's revision-based injection reads the label.
+				"sidecar.istio.io/inject": "false",
 			},
 			Annotations: annotations,
 		},
@@ -260,6 +303,12 @@ func claimVolumes(broker *corev1.Pod, claims []string, modes map[string][]corev1
 		return nil, nil, errors.New("no claim to mount")
 	}
 	brokerClaims := claimVolumeNames(broker)
+	ephemeral := map[string]string{}
+	for _, v := range broker.Spec.Volumes {
+		if v.Ephemeral != nil {
+			ephemeral[broker.Name+"-"+v.Name] = v.Name
+		}
+	}
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	for i, claim := range claims {
@@ -271,6 +320,9 @@ func claimVolumes(broker *corev1.Pod, claims []string, modes map[string][]corev1
 		}
 		if slices.Contains(modes[claim], corev1.ReadWriteOncePod) {
 			return nil, nil, &ReadWriteOncePodError{Claim: claim}
+		}
+		if vol, ok := ephemeral[claim]; ok {
+			return nil, nil, &EphemeralVolumeError{Claim: claim, Volume: vol}
 		}
 		name := "claim-" + strconv.Itoa(i)
 		volumes = append(volumes, corev1.Volume{

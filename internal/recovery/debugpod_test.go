@@ -175,7 +175,8 @@ func TestDebugPodBitnami(t *testing.T) {
 		t.Error("envFrom set: the script must see only its validated variables")
 	}
 	wantEnv, _ := ScriptInput{Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0", NodeID: "100",
-		MountRoot: DefaultMountRoot, BackupName: "kafkabot-backup-20250428T082201Z-a1b2c3d4"}.Env()
+		MountRoot: DefaultMountRoot, BackupName: "kafkabot-backup-20250428T082201Z-a1b2c3d4",
+		GoSignal: "a1b2c3d4", GoWait: 150 * time.Second}.Env()
 	if len(c.Env) != len(wantEnv) {
 		t.Fatalf("env %+v, want %+v", c.Env, wantEnv)
 	}
@@ -185,14 +186,22 @@ func TestDebugPodBitnami(t *testing.T) {
 		}
 	}
 
-	// Volumes: the claim at /kafka-data/0, nothing else.
-	if len(spec.Volumes) != 1 || spec.Volumes[0].PersistentVolumeClaim == nil ||
+	// Volumes: the claim at /kafka-data/0, and the go signal's downwardAPI
+	// volume (read-only) at /kafka-data/kafkabot-go; nothing else.
+	if len(spec.Volumes) != 2 || spec.Volumes[0].PersistentVolumeClaim == nil ||
 		spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data-foobar-kafka-broker-0" || spec.Volumes[0].PersistentVolumeClaim.ReadOnly {
 		t.Errorf("volumes %+v", spec.Volumes)
 	}
-	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/kafka-data/0" || c.VolumeMounts[0].Name != spec.Volumes[0].Name ||
+	if len(c.VolumeMounts) != 2 || c.VolumeMounts[0].MountPath != "/kafka-data/0" || c.VolumeMounts[0].Name != spec.Volumes[0].Name ||
 		c.VolumeMounts[0].SubPath != "" || c.VolumeMounts[0].ReadOnly {
 		t.Errorf("volumeMounts %+v", c.VolumeMounts)
+	}
+	if d := spec.Volumes[1].DownwardAPI; d == nil || len(d.Items) != 1 || d.Items[0].Path != "go" ||
+		d.Items[0].FieldRef == nil || d.Items[0].FieldRef.FieldPath != "metadata.annotations['kafkabot/go']" {
+		t.Errorf("go volume %+v", spec.Volumes[1])
+	}
+	if m := c.VolumeMounts[1]; m.Name != spec.Volumes[1].Name || m.MountPath != "/kafka-data/kafkabot-go" || !m.ReadOnly {
+		t.Errorf("go mount %+v", m)
 	}
 
 	// Labels and annotations.
@@ -250,7 +259,8 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pod.Spec.Containers[0]
-	if len(c.VolumeMounts) != 2 || c.VolumeMounts[0].MountPath != "/mnt/kb/0" || c.VolumeMounts[1].MountPath != "/mnt/kb/1" {
+	if len(c.VolumeMounts) != 3 || c.VolumeMounts[0].MountPath != "/mnt/kb/0" || c.VolumeMounts[1].MountPath != "/mnt/kb/1" ||
+		c.VolumeMounts[2].MountPath != "/mnt/kb/kafkabot-go" {
 		t.Errorf("mounts %+v", c.VolumeMounts)
 	}
 	if pod.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "data-1-my-cluster-broker-pool-0" {

@@ -44,6 +44,13 @@ type Executor struct {
 // so a stopping bot still cleans up.
 func (e Executor) Run(ctx context.Context, p Plan) Result {
 	var res Result
+	if pr, ok := e.Reporter.(PlanReporter); ok {
+		names := make([]string, len(p.Steps))
+		for i, s := range p.Steps {
+			names[i] = s.Describe()
+		}
+		pr.Planned(ctx, names)
+	}
 	for _, s := range p.Steps {
 		rec := e.runStep(ctx, s)
 		res.Steps = append(res.Steps, rec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,12 +53,41 @@ func (p *realScriptPods) install(t *testing.T, h *harness) {
 			return false, nil, nil
 		}
 		pod.UID = types.UID(fmt.Sprintf("uid-debug-real-%d", p.seq.Add(1)))
+		runDebugPod(pod) // the script runs its checks and waits for its go
+		if err := h.tracker().Create(podsGVR, pod, pod.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, pod.DeepCopy(), nil
+	})
+	// The go signal: the real script runs with the annotation projected
+	// into its downwardAPI volume, as the kubelet would.
+	h.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pa := a.(k8stesting.PatchAction)
+		obj, err := h.tracker().Get(podsGVR, pa.GetNamespace(), pa.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*corev1.Pod).DeepCopy()
+		var patch struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(pa.GetPatch(), &patch); err != nil {
+			return true, nil, err
+		}
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		for k, v := range patch.Metadata.Annotations {
+			pod.Annotations[k] = v
+		}
 		claims := func(claim string) (string, bool) { return p.vol, claim == "data-"+brokerName }
 		p.runs.Add(1)
 		res := p.runner.Run(context.Background(), pod, claims)
 		h.logs.set(pod.Name, res.Output)
 		finishDebugPod(pod, res.ExitCode == 0)
-		if err := h.tracker().Create(podsGVR, pod, pod.Namespace); err != nil {
+		if err := h.tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
 			return true, nil, err
 		}
 		return true, pod.DeepCopy(), nil

@@ -373,7 +373,7 @@ func TestFaultClusterChangesDuringRepair(t *testing.T) {
 			name:        "debug pod never scheduled: Pending until the deadline",
 			act:         func(t *testing.T, h *harness) { h.clock.Step(6 * time.Minute) },
 			wantOutcome: OutcomeFailed,
-			wantText:    []string{"waiting for the debug pod: timed out after 5m0s"},
+			wantText:    []string{"waiting to give the debug pod its go: timed out after 5m0s"},
 		},
 		{
 			name: "the debug pod's node goes away: pod deleted by the pod GC",

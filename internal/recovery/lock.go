@@ -37,6 +37,9 @@ const (
 	annoFinishedAt = "kafkabot/finished-at"
 	annoScript     = "kafkabot/script" // JSON ScriptInput of the debug pod
 	annoResult     = "kafkabot/result" // JSON ScriptResult, once read
+	// annoGoRestarts is the broker's restart count when the go signal was
+	// given, checked again after the move.
+	annoGoRestarts = "kafkabot/go-restart-count"
 )
 
 // Lease states recorded in the kafkabot/state annotation.
@@ -165,6 +168,11 @@ func refuseTaken(lease *coordinationv1.Lease, approvalID string) error {
 // SetStep records the step reached and renews the Lease.
 func (h *heldLock) SetStep(ctx context.Context, step string) error {
 	return h.update(ctx, func(l *coordinationv1.Lease) { l.Annotations[annoStep] = step })
+}
+
+// SetAnnotation stores one annotation and renews the Lease.
+func (h *heldLock) SetAnnotation(ctx context.Context, key, value string) error {
+	return h.update(ctx, func(l *coordinationv1.Lease) { l.Annotations[key] = value })
 }
 
 // RecordJSON stores v as JSON in annotation key and renews the Lease.

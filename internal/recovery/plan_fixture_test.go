@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -154,7 +155,8 @@ func seedCluster(t testing.TB) *cluster {
 
 // kubeletPlan says how the simulated kubelet and StatefulSet behave.
 type kubeletPlan struct {
-	// debug: "succeed", "fail" or "hang"; debugLog is the debug pod's log.
+	// debug: "succeed" or "fail" (after the go signal), "refuse-at-once"
+	// (before it), or "hang" (stays Pending); debugLog is the debug pod's log.
 	debug    string
 	debugLog string
 	// broker: what the recreated broker does: "ready", "crash" or "none".
@@ -226,6 +228,14 @@ type harness struct {
 	plan   kubeletPlan
 	mu     sync.Mutex
 	debugs int
+	// goSignals counts the go annotations set; onGo, when set, runs as the
+	// go arrives (before the simulated script moves).
+	goSignals int
+	onGo      func()
+	// onDebugCreate, when set, runs as a debug pod is created.
+	onDebugCreate func()
+	// finishAs, when set, edits a debug pod's finished status (a sidecar).
+	finishAs func(*corev1.Pod)
 }
 
 var (
@@ -286,15 +296,76 @@ func (h *harness) installReactors() {
 			return true, nil, err
 		}
 		created := pod.DeepCopy()
+		h.mu.Lock()
+		onCreate := h.onDebugCreate
+		h.mu.Unlock()
+		if onCreate != nil {
+			onCreate()
+		}
 		switch h.plan.debug {
-		case "succeed", "fail":
+		case "refuse-at-once":
+			// The script refused before waiting for its go.
 			h.logs.set(pod.Name, h.plan.debugLog)
-			finishDebugPod(pod, h.plan.debug == "succeed")
+			finishDebugPod(pod, false)
+		case "succeed", "fail":
+			// The script runs its checks and waits for the go signal.
+			runDebugPod(pod)
+		}
+		if h.plan.debug != "hang" {
 			if err := h.tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
 				return true, nil, err
 			}
 		}
 		return true, created, nil
+	})
+	// The go signal: a merge patch of the debug pod's annotations. With the
+	// go, the simulated script moves and the pod finishes as planned.
+	h.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pa := a.(k8stesting.PatchAction)
+		var patch struct {
+			Metadata struct {
+				UID         types.UID         `json:"uid"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(pa.GetPatch(), &patch); err != nil {
+			return true, nil, err
+		}
+		obj, err := h.tracker().Get(podsGVR, pa.GetNamespace(), pa.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*corev1.Pod).DeepCopy()
+		if patch.Metadata.UID != "" && patch.Metadata.UID != pod.UID {
+			return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), pod.Name, fmt.Errorf("uid %s, stored %s", patch.Metadata.UID, pod.UID))
+		}
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		for k, v := range patch.Metadata.Annotations {
+			pod.Annotations[k] = v
+		}
+		if pod.Annotations[AnnotationGo] != "" && (h.plan.debug == "succeed" || h.plan.debug == "fail") {
+			h.mu.Lock()
+			h.goSignals++
+			onGo := h.onGo
+			h.mu.Unlock()
+			if onGo != nil {
+				onGo()
+			}
+			h.logs.set(pod.Name, h.plan.debugLog)
+			finishDebugPod(pod, h.plan.debug == "succeed")
+			h.mu.Lock()
+			finishAs := h.finishAs
+			h.mu.Unlock()
+			if finishAs != nil {
+				finishAs(pod)
+			}
+		}
+		if err := h.tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, pod, nil
 	})
 	h.cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		name := a.(k8stesting.DeleteAction).GetName()
@@ -342,6 +413,14 @@ func bumpRV(rv string) string {
 	var n int
 	fmt.Sscanf(rv, "%d", &n)
 	return fmt.Sprint(n + 1)
+}
+
+// runDebugPod marks a debug pod's repair container running.
+func runDebugPod(pod *corev1.Pod) {
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+		Name:  DebugContainerName,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+	}}}
 }
 
 func finishDebugPod(pod *corev1.Pod, ok bool) {
@@ -414,6 +493,8 @@ func (h *harness) writes() []string {
 					name = m
 				}
 			case k8stesting.DeleteAction:
+				name = a.GetName()
+			case k8stesting.PatchAction:
 				name = a.GetName()
 			}
 			out = append(out, a.GetVerb()+" "+a.GetResource().Resource+"/"+name)

@@ -134,7 +134,13 @@ type repairRun struct {
 	// needRerun is set when a resumed repair must run the script again.
 	debugPodName string
 	needRerun    bool
-	result       *ScriptResult
+	// goSent is true once the debug pod has its go signal; baseRestarts is
+	// the broker's restart count seen then (-1 when unknown), checked again
+	// after the move (stayedChecked).
+	goSent        bool
+	baseRestarts  int32
+	stayedChecked bool
+	result        *ScriptResult
 	// brokerReplaced is true once the approved broker pod was deleted.
 	brokerReplaced bool
 	newPod         *corev1.Pod
@@ -148,7 +154,7 @@ type repairRun struct {
 }
 
 func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
-	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod, labelValue(req.ApprovalID))}
+	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod, labelValue(req.ApprovalID)), baseRestarts: -1}
 	run.rep = &auditReporter{next: rep, run: run}
 	return run
 }
@@ -176,8 +182,10 @@ func (run *repairRun) plan() Plan {
 func (run *repairRun) debugPodAndRestartSteps() []Step {
 	return []Step{
 		run.createDebugPodStep(),
+		run.signalGoStep(),
 		run.waitDebugPodStep(),
 		run.readResultStep(),
+		run.checkStayedStoppedStep(),
 		run.deleteDebugPodStep(),
 		run.restartBrokerStep(),
 		run.waitBrokerStep(),

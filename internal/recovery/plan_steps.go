@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
@@ -21,6 +23,13 @@ import (
 // GateNodeID refuses a repair when the broker's node id is unknown: the
 // script could not check that the volume belongs to that node.
 const GateNodeID = "node-id-known"
+
+// Gates of the debug pod's shape, checked while it is built (before the
+// Lease): an image without a shell, a claim that dies with the broker.
+const (
+	GateDebugImage  = "debug-image-has-shell"
+	GateNoEphemeral = "no-generic-ephemeral-volume"
+)
 
 // step builds one main step of a repair. A failure is remembered for the
 // Lease's final state; a failure caused by the bot's own shutdown marks the
@@ -159,7 +168,14 @@ func (run *repairRun) buildSpecStep() Step {
 				}
 			}
 			spec, err := DebugPod(in)
-			if err != nil {
+			var noShell *NoShellError
+			var eph *EphemeralVolumeError
+			switch {
+			case errors.As(err, &noShell):
+				return refuse(GateDebugImage, "%v", noShell)
+			case errors.As(err, &eph):
+				return refuse(GateNoEphemeral, "%v", eph)
+			case err != nil:
 				return fmt.Errorf("building the debug pod: %w", err)
 			}
 			run.broker, run.spec, run.debugPodName = broker, spec, spec.Name
@@ -238,23 +254,175 @@ func (run *repairRun) createDebugPodStep() Step {
 		}, nil)
 }
 
-// waitDebugPodStep watches the debug pod until it finishes.
+// containerStatus returns the status of the named container, or nil.
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// watchDebugPod waits until cond holds for the debug pod; a deleted or
+// replaced debug pod ends the wait with kube.ErrPodDeleted.
+func (run *repairRun) watchDebugPod(ctx context.Context, cond func(*corev1.Pod, *corev1.ContainerStatus) bool) error {
+	dbg := run.debugPod
+	pod, err := run.r.kc.WatchPod(ctx, dbg.Namespace, dbg.Name, func(p *corev1.Pod) (bool, error) {
+		if p == nil || p.UID != dbg.UID {
+			return false, fmt.Errorf("debug pod %s: %w", dbg.Name, kube.ErrPodDeleted)
+		}
+		return cond(p, containerStatus(p, DebugContainerName)), nil
+	})
+	if errors.Is(err, kube.ErrPodDeleted) {
+		run.debugGone = true
+	}
+	if err != nil {
+		return err
+	}
+	run.debugPod = pod
+	return nil
+}
+
+// signalGoStep is the interlock: once the debug pod's script waits (its
+// container runs), it re-reads the broker by watch until its Kafka
+// container is waiting or terminated (a CrashLoopBackOff back-off may have
+// expired meanwhile: then it waits for the next crash), with the approved
+// UID, records the restart count and only then sets the go annotation.
+func (run *repairRun) signalGoStep() Step {
+	req := run.req
+	var detail string
+	return run.step(fmt.Sprintf("Give the debug pod its go once Kafka on %s is stopped", req.Pod),
+		func(context.Context) (bool, error) { return run.result != nil || run.goSent, nil },
+		func(ctx context.Context) error {
+			wctx, cancel := run.withTimeout(ctx, "waiting to give the debug pod its go")
+			defer cancel()
+			err := run.watchDebugPod(wctx, func(p *corev1.Pod, c *corev1.ContainerStatus) bool {
+				return p.Annotations[AnnotationGo] != "" || kube.PodFinished(p) ||
+					(c != nil && (c.State.Running != nil || c.State.Terminated != nil))
+			})
+			if err != nil {
+				return err
+			}
+			if v := run.debugPod.Annotations[AnnotationGo]; v != "" {
+				run.goSent = true // a resumed repair: the go was given before
+				detail = "the go was already given"
+				return nil
+			}
+			if c := containerStatus(run.debugPod, DebugContainerName); kube.PodFinished(run.debugPod) || (c != nil && c.State.Terminated != nil) {
+				detail = "the debug pod ended before its go (its result says why); nothing was moved"
+				return nil
+			}
+			told := false
+			broker, err := run.r.kc.WatchPod(wctx, req.Namespace, req.Pod, func(p *corev1.Pod) (bool, error) {
+				if p == nil || string(p.UID) != req.PodUID {
+					return false, refuse(GateSamePod, "%s was deleted or recreated before the move; nothing was moved", req.Pod)
+				}
+				c := containerStatus(p, kube.KafkaContainerName(p))
+				if c == nil {
+					return false, nil
+				}
+				if c.State.Running == nil {
+					return true, nil
+				}
+				if !told {
+					told = true
+					run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+						Detail: fmt.Sprintf("Kafka on %s is running again (restart %d: its back-off expired): waiting for it to stop before the move", req.Pod, c.RestartCount)})
+				}
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+			c := containerStatus(broker, kube.KafkaContainerName(broker))
+			run.baseRestarts = c.RestartCount
+			if run.lock != nil {
+				if err := run.lock.SetAnnotation(ctx, annoGoRestarts, strconv.Itoa(int(c.RestartCount))); err != nil {
+					return fmt.Errorf("recording the broker's restart count in the lease: %w", err)
+				}
+			}
+			if _, err := run.r.kc.AnnotatePod(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID, AnnotationGo, labelValue(req.ApprovalID)); err != nil {
+				return err
+			}
+			run.goSent = true
+			detail = fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): go given", req.Pod, stoppedState(c), c.RestartCount)
+			return nil
+		},
+		func() string { return detail })
+}
+
+// stoppedState names a stopped container's state.
+func stoppedState(c *corev1.ContainerStatus) string {
+	switch {
+	case c.State.Waiting != nil:
+		return "waiting (" + c.State.Waiting.Reason + ")"
+	case c.State.Terminated != nil:
+		return "terminated (" + c.State.Terminated.Reason + ")"
+	}
+	return "not running"
+}
+
+// waitDebugPodStep watches the debug pod until its repair container has
+// terminated. The pod's phase is not enough: a sidecar a mesh injected
+// despite the opt-out would keep it Running for ever.
 func (run *repairRun) waitDebugPodStep() Step {
 	return run.step(fmt.Sprintf("Wait for debug pod %s to finish (up to %s)", run.debugName(), run.r.opts.Timeout),
 		func(context.Context) (bool, error) { return run.result != nil, nil },
 		func(ctx context.Context) error {
 			wctx, cancel := run.withTimeout(ctx, "waiting for the debug pod")
 			defer cancel()
-			pod, err := run.r.kc.WaitPodFinished(wctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID)
-			if errors.Is(err, kube.ErrPodDeleted) {
-				run.debugGone = true
-			}
-			if err != nil {
-				return err
-			}
-			run.debugPod = pod
-			return nil
+			return run.watchDebugPod(wctx, func(p *corev1.Pod, c *corev1.ContainerStatus) bool {
+				return kube.PodFinished(p) || (c != nil && c.State.Terminated != nil)
+			})
 		}, nil)
+}
+
+// checkStayedStoppedStep checks, after the move, that the broker's Kafka
+// did not start while the script moved: same UID, same restart count as
+// when the go was given, not running. If it did, the rename may have
+// happened under a live JVM; the thread says so loudly.
+func (run *repairRun) checkStayedStoppedStep() Step {
+	req := run.req
+	var detail string
+	return run.step(fmt.Sprintf("Check that Kafka on %s stayed stopped during the move", req.Pod),
+		func(context.Context) (bool, error) {
+			return run.result == nil || run.baseRestarts < 0 || run.brokerReplaced || run.stayedChecked, nil
+		},
+		func(ctx context.Context) error {
+			run.stayedChecked = true
+			broker, err := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+			var problem string
+			switch {
+			case apierrors.IsNotFound(err):
+				problem = fmt.Sprintf("%s was deleted during the move", req.Pod)
+			case err != nil:
+				return err
+			case string(broker.UID) != req.PodUID:
+				problem = fmt.Sprintf("%s was recreated during the move (UID %s)", req.Pod, broker.UID)
+			default:
+				c := containerStatus(broker, kube.KafkaContainerName(broker))
+				switch {
+				case c == nil:
+					problem = "the broker reports no Kafka container status"
+				case c.RestartCount != run.baseRestarts:
+					problem = fmt.Sprintf("Kafka on %s restarted during the move (restart count %d -> %d)", req.Pod, run.baseRestarts, c.RestartCount)
+				case c.State.Running != nil:
+					problem = fmt.Sprintf("Kafka on %s is running now", req.Pod)
+				}
+			}
+			if problem == "" {
+				detail = fmt.Sprintf("restart count still %d: Kafka did not run during the move", run.baseRestarts)
+				return nil
+			}
+			loud := "⚠️ INTERLOCK: " + problem + ": the rename may have happened under a running Kafka. " +
+				"Check the broker's log around the move before anything else; the backup keeps what was moved."
+			run.warnings = append(run.warnings, loud)
+			run.r.opts.Logger.WarnContext(ctx, loud, "pod", req.Pod, "approval_id", req.ApprovalID)
+			detail = loud
+			return nil
+		},
+		func() string { return detail })
 }
 
 // readResultStep reads the script's result line from the debug pod's log
@@ -274,7 +442,13 @@ func (run *repairRun) readResultStep() Step {
 			}
 			res, err := ParseScriptResult(log)
 			if err != nil {
-				return fmt.Errorf("debug pod %s ended in phase %s: %w; its log ends:\n%s", pod.Name, pod.Status.Phase, err, lastLines(log, 5))
+				hint := ""
+				if c := containerStatus(pod, DebugContainerName); c != nil && c.State.Terminated != nil {
+					if t := c.State.Terminated; t.ExitCode == 126 || t.ExitCode == 127 || t.Reason == "StartError" || t.Reason == "ContainerCannotRun" {
+						hint = fmt.Sprintf(" The repair container could not start its shell (%s, exit %d): the image has no sh; set DEBUG_IMAGE to an image with a POSIX sh (e.g. busybox by digest).", t.Reason, t.ExitCode)
+					}
+				}
+				return fmt.Errorf("debug pod %s ended in phase %s: %w; its log ends:\n%s%s", pod.Name, pod.Status.Phase, err, lastLines(log, 5), hint)
 			}
 			if !res.OK() {
 				return fmt.Errorf("the script %s (%s): %s; nothing was moved. Its log ends:\n%s", res.Status, res.Reason, res.Explain(), lastLines(log, 5))
@@ -340,6 +514,16 @@ func (run *repairRun) restartBrokerStep() Step {
 	return run.step(fmt.Sprintf("Restart %s (delete the pod; its controller recreates it)", run.req.Pod),
 		func(context.Context) (bool, error) { return run.brokerReplaced, nil },
 		func(ctx context.Context) error {
+			// Never delete a live broker: re-read it first.
+			cur, err := run.r.kc.FetchPod(ctx, run.req.Namespace, run.req.Pod)
+			if err == nil && string(cur.UID) == run.req.PodUID && kube.PodReady(cur) {
+				if c := containerStatus(cur, kube.KafkaContainerName(cur)); c != nil && c.State.Running != nil {
+					return fmt.Errorf("%s is Running and Ready: the bot never deletes a live broker; it was not restarted, check it", run.req.Pod)
+				}
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
 			if err := run.r.kc.DeletePodUID(ctx, run.req.Namespace, run.req.Pod, uidOf(run.req.PodUID)); err != nil {
 				return err
 			}

@@ -24,6 +24,16 @@
 #   KB_MOUNT_ROOT     each claim is mounted at $KB_MOUNT_ROOT/<n>
 #   KB_BACKUP_NAME    kafkabot-backup-<yyyymmddThhmmssZ>[-<id>]
 #   KB_MODE           apply | check (check: every check, no change)
+#   KB_GO_WANT        apply mode: the repair id the bot writes as its go signal
+#   KB_GO_WAIT        apply mode: seconds to wait for it (1-3600)
+#
+# The go signal (an interlock: Kafka must be stopped at the moment of the
+# move). After every check passes, and before anything changes, the script
+# waits until $KB_MOUNT_ROOT/kafkabot-go/go holds KB_GO_WANT. That file is a
+# downwardAPI projection of the pod's own kafkabot/go annotation, which the
+# bot sets only after re-reading the broker and seeing its Kafka container
+# waiting or terminated (same pod UID). No signal in time: refused, nothing
+# moved.
 #
 # Output: human lines starting "kafkabot: ", then exactly one line
 #   KAFKABOT_RESULT v=1 status=S action=A reason=R source=P destination=P bytes=N files=N
@@ -137,6 +147,8 @@ NODE_ID_CHECK=${KB_NODE_ID_CHECK:-require}
 CLUSTER_ID=${KB_CLUSTER_ID:-}
 MOUNT_ROOT=${KB_MOUNT_ROOT:-}
 BACKUP=${KB_BACKUP_NAME:-}
+GO_WANT=${KB_GO_WANT:-}
+GO_WAIT=${KB_GO_WAIT:-}
 
 case ${KB_ACTION:-} in
 move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files) ACTION=$KB_ACTION ;;
@@ -197,6 +209,15 @@ require) is_digits "$NODE_ID" || refuse invalid-input "KB_NODE_ID must be a numb
 skip) [ -z "$NODE_ID" ] || refuse invalid-input "KB_NODE_ID_CHECK=skip needs an empty KB_NODE_ID" ;;
 *) refuse invalid-input "KB_NODE_ID_CHECK must be require or skip" ;;
 esac
+
+if [ "$MODE" = apply ]; then
+	case $GO_WANT in
+	'' | *[!A-Za-z0-9._-]*) refuse invalid-input "KB_GO_WANT must be the repair id (letters, digits, . _ -)" ;;
+	esac
+	[ ${#GO_WANT} -le 63 ] || refuse invalid-input "KB_GO_WANT is too long"
+	is_digits "$GO_WAIT" && [ "$GO_WAIT" -ge 1 ] && [ "$GO_WAIT" -le 3600 ] || refuse invalid-input "KB_GO_WAIT must be 1-3600 seconds"
+fi
+GO_FILE=$MOUNT_ROOT/kafkabot-go/go
 
 case $CLUSTER_ID in
 *[!A-Za-z0-9_-]*) refuse invalid-input "KB_CLUSTER_ID has characters outside the allowlist" ;;
@@ -496,6 +517,22 @@ if [ "$MODE" = check ]; then
 	result check-ok ''
 	exit 0
 fi
+
+# The interlock: nothing changes until the bot says Kafka is stopped.
+say "every check passed; waiting up to ${GO_WAIT}s for the bot's go signal (it first checks that Kafka is stopped)"
+waited=0
+while :; do
+	go_val=''
+	if [ -f "$GO_FILE" ]; then
+		IFS= read -r go_val <"$GO_FILE" || :
+	fi
+	[ "$go_val" != "$GO_WANT" ] || break
+	[ "$waited" -lt "$GO_WAIT" ] || refuse no-go-signal "no go signal within ${GO_WAIT}s: the bot did not see Kafka stopped; nothing was moved"
+	sleep 1
+	waited=$((waited + 1))
+done
+say "go signal received after ${waited}s"
+[ -e "$SRC" ] || refuse not-found "$SRC disappeared while waiting for the go signal"
 
 mkdir -p "$DEST_PARENT"
 no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"

@@ -60,6 +60,12 @@ type Reporter interface {
 	Finish(ctx context.Context, s Summary)
 }
 
+// PlanReporter is a Reporter that is told a plan's steps, in order, before
+// the first one runs: the Slack checklist shows the steps not started yet.
+type PlanReporter interface {
+	Planned(ctx context.Context, steps []string)
+}
+
 // Request is an approved repair: what to repair and who decided. It is
 // built from a verified approval token (Slack) or from `bot repair --yes`.
 type Request struct {

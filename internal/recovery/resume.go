@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,6 +113,9 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 	run := r.newRun(req, newReporter(req.Channel, req.ThreadTS))
 	run.lock = held
 	run.debugPodName = lease.Annotations[annoDebugPod]
+	if n, err := strconv.ParseInt(lease.Annotations[annoGoRestarts], 10, 32); err == nil && n >= 0 {
+		run.goSent, run.baseRestarts = true, int32(n)
+	}
 	r.audit(ctx, "repair resumed", req, slog.String("step", lease.Annotations[annoStep]), slog.String("previous_holder", holder(lease)))
 	run.rep.Report(ctx, Progress{
 		Step:   "Resume",
@@ -197,6 +201,7 @@ func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
 					"Check for %s at the root of the broker's volume before doing anything else", run.debugPodName, req.Pod, run.script.BackupName)
 			default:
 				run.needRerun = true
+				run.goSent = false // the new debug pod needs its own go
 				found = fmt.Sprintf("debug pod %s is gone and its result unknown: running the idempotent script again (backup %s)", run.debugPodName, run.script.BackupName)
 			}
 			return nil

@@ -39,6 +39,8 @@ const (
 	EnvMountRoot   = "KB_MOUNT_ROOT"
 	EnvBackupName  = "KB_BACKUP_NAME"
 	EnvMode        = "KB_MODE"
+	EnvGoWant      = "KB_GO_WANT"
+	EnvGoWait      = "KB_GO_WAIT"
 )
 
 // Script modes (KB_MODE).
@@ -88,6 +90,7 @@ var (
 	kafkaNamedRE = regexp.MustCompile(`(-[0-9]+|-delete|-future)$|^__cluster_metadata|^remote-log-index-cache$`)
 	nodeIDRE     = regexp.MustCompile(`^[0-9]{1,10}$`)
 	clusterIDRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{0,64}$`)
+	goSignalRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,63}$`)
 	mountRootRE  = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
 	backupNameRE = regexp.MustCompile(`^kafkabot-backup-[0-9]{8}T[0-9]{6}Z(-[a-z0-9]+)*$`)
 )
@@ -121,6 +124,12 @@ type ScriptInput struct {
 	BackupName string
 	// CheckOnly runs every check and reports what would move, moving nothing.
 	CheckOnly bool
+	// GoSignal is the value the script waits for in its go file (the
+	// kafkabot/go annotation of its own pod) before it moves anything, and
+	// GoWait how long it waits. DebugPod sets both: the repair id, and the
+	// pod's deadline less a margin. Required by the script in apply mode.
+	GoSignal string        `json:",omitempty"`
+	GoWait   time.Duration `json:",omitempty"`
 }
 
 // Validate checks every field against its allowlist.
@@ -134,6 +143,9 @@ func (in ScriptInput) Validate() error {
 		errs = append(errs, errors.New("node id is set but its check is skipped: drop one"))
 	case !in.SkipNodeIDCheck && !nodeIDRE.MatchString(in.NodeID):
 		errs = append(errs, fmt.Errorf("node id %q is not a number (an empty id needs SkipNodeIDCheck)", in.NodeID))
+	}
+	if in.GoSignal != "" && (!goSignalRE.MatchString(in.GoSignal) || in.GoWait < time.Second || in.GoWait > time.Hour) {
+		errs = append(errs, fmt.Errorf("go signal %q / wait %s: want a label-like repair id and 1s..1h", in.GoSignal, in.GoWait))
 	}
 	if !clusterIDRE.MatchString(in.ClusterID) {
 		errs = append(errs, fmt.Errorf("cluster id %q is not up to 64 of [A-Za-z0-9_-]", in.ClusterID))
@@ -219,7 +231,17 @@ func (in ScriptInput) Env() ([]corev1.EnvVar, error) {
 		{Name: EnvMountRoot, Value: in.MountRoot},
 		{Name: EnvBackupName, Value: in.BackupName},
 		{Name: EnvMode, Value: mode},
+		{Name: EnvGoWant, Value: in.GoSignal},
+		{Name: EnvGoWait, Value: goWait(in.GoWait)},
 	}, nil
+}
+
+// goWait is KB_GO_WAIT: whole seconds, "" when unset.
+func goWait(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return strconv.Itoa(int(d / time.Second))
 }
 
 // BackupName returns the backup folder name for an approval at time t:
@@ -287,6 +309,7 @@ const (
 	ReasonClusterIDMismatch  = "cluster-id-mismatch"
 	ReasonNodeIsVoter        = "node-is-voter"
 	ReasonDestIsSymlink      = "destination-is-symlink"
+	ReasonNoGoSignal         = "no-go-signal"
 	ReasonUnexpectedError    = "unexpected-error"
 )
 
@@ -311,6 +334,7 @@ var reasonText = map[string]string{
 	ReasonClusterIDMismatch:  "meta.properties belongs to another cluster (or the log dirs disagree): wrong volume",
 	ReasonNodeIsVoter:        "the node's quorum-state lists it as a controller-quorum voter: it is a controller, not a broker-only node",
 	ReasonDestIsSymlink:      "a symbolic link inside the backup folder would redirect the move; nothing was moved",
+	ReasonNoGoSignal:         "the bot gave no go signal in time (it never saw Kafka stopped); nothing was moved",
 	ReasonUnexpectedError:    "a command in the script failed unexpectedly",
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
@@ -207,6 +208,49 @@ func TestSafety12_ScriptSymlinkInBackupFolderDoesNotRedirectTheMove(t *testing.T
 			},
 			makesBackupDir: true, // it was planted there before the run
 			wantExit:       2, wantStatus: StatusRefused, wantReason: ReasonDestIsSymlink,
+		},
+	})
+}
+
+// TestSafety04_ScriptMovesNothingWithoutTheGoSignal: the interlock's disk
+// side. After every check the script waits (bounded) for the bot's go
+// signal, which the bot gives only after seeing Kafka stopped; without it
+// nothing moves. Before the fix the script moved at once, whatever Kafka
+// was doing by then.
+func TestSafety04_ScriptMovesNothingWithoutTheGoSignal(t *testing.T) {
+	bk := "0/" + testBackup
+	metaMove := []move{{"0/data/__cluster_metadata-0", bk + "/data/__cluster_metadata-0"}}
+	runScriptCases(t, []scriptCase{
+		{
+			name: "no-go-file-refused", layout: bitnamiLayout, noGo: true,
+			env:      map[string]string{EnvGoWait: "2"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNoGoSignal,
+		},
+		{
+			name: "go-for-another-repair-refused",
+			layout: func(t *testing.T, m string) {
+				bitnamiLayout(t, m)
+				writeGo(t, m, "appr-0002")
+			},
+			env:      map[string]string{EnvGoWait: "2"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNoGoSignal,
+		},
+		{
+			name: "go-arriving-while-waiting-moves", layout: bitnamiLayout, goLater: 1500 * time.Millisecond,
+			env:        map[string]string{EnvGoWait: "30"},
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+		},
+		{
+			name: "apply-without-go-input-refused", layout: bitnamiLayout,
+			env:      map[string]string{EnvGoWant: ""},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonInvalidInput,
+		},
+		{
+			name: "check-mode-needs-no-go", layout: bitnamiLayout, noGo: true,
+			env:        map[string]string{EnvMode: ModeCheck, EnvGoWant: "", EnvGoWait: ""},
+			wantStatus: StatusCheckOK,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
 		},
 	})
 }

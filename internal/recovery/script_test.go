@@ -346,6 +346,10 @@ type scriptCase struct {
 	makesBackupDir bool
 	// readmeBlocked: the README cannot be written; the move must still count.
 	readmeBlocked bool
+	// noGo leaves out the go file (the bot gave no go signal).
+	noGo bool
+	// goLater writes the go file this long after the script starts.
+	goLater time.Duration
 }
 
 func defaultEnv(m string) map[string]string {
@@ -357,7 +361,19 @@ func defaultEnv(m string) map[string]string {
 		EnvMountRoot:   m,
 		EnvBackupName:  testBackup,
 		EnvMode:        ModeApply,
+		EnvGoWant:      testGo,
+		EnvGoWait:      "5",
 	}
+}
+
+// testGo is the go signal every script case gets (written by writeGo).
+const testGo = "appr-0001"
+
+// writeGo writes the go file the bot's annotation would project into the
+// debug pod, holding value.
+func writeGo(t testing.TB, m, value string) {
+	t.Helper()
+	writeFile(t, m, "kafkabot-go/go", value)
 }
 
 func scriptCases() []scriptCase {
@@ -742,6 +758,13 @@ func TestScriptOnVolumeLayouts(t *testing.T) {
 func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 	m := newMountRoot(t)
 	mkdir(t, m, "")
+	if !tc.noGo {
+		v := testGo
+		if tc.goLater > 0 {
+			v = "" // an annotation not set yet projects as an empty file
+		}
+		writeGo(t, m, v)
+	}
 	extraPath := ""
 	if tc.realFS != nil && tc.realFS(t, m) {
 		t.Log("using a real tmpfs mount")
@@ -767,7 +790,20 @@ func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 		env[k] = v
 	}
 	before := snapshotTree(t, m)
+	if tc.goLater > 0 {
+		timer := time.AfterFunc(tc.goLater, func() {
+			if err := os.WriteFile(filepath.Join(m, "kafkabot-go/go"), []byte(testGo), 0o640); err != nil {
+				t.Errorf("writing the go file: %v", err)
+			}
+		})
+		defer timer.Stop()
+		before[filepath.Join("kafkabot-go", "go")] = "(written during the run)"
+	}
 	run := r.run(t, env, extraPath)
+	if tc.goLater > 0 {
+		after := snapshotTree(t, m)
+		before[filepath.Join("kafkabot-go", "go")] = after[filepath.Join("kafkabot-go", "go")]
+	}
 	t.Logf("script output:\n%s", run.output)
 
 	if run.exit != tc.wantExit {
@@ -1048,6 +1084,7 @@ func TestScriptInputEnv(t *testing.T) {
 	want := map[string]string{
 		EnvAction: diagnose.ActionMoveMetadataLog, EnvTarget: "__cluster_metadata-0", EnvNodeID: "100",
 		EnvNodeIDCheck: "require", EnvClusterID: "", EnvMountRoot: DefaultMountRoot, EnvBackupName: testBackup, EnvMode: ModeCheck,
+		EnvGoWant: "", EnvGoWait: "",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Env = %v, want %v", got, want)
@@ -1182,6 +1219,7 @@ func TestScriptAsBrokerUser(t *testing.T) {
 	t.Run("moves-as-the-owner", func(t *testing.T) {
 		m := newMountRoot(t)
 		bitnamiLayout(t, m)
+		writeGo(t, m, testGo)
 		chownTree(t, m, uid, gid)
 		if err := os.Lchown(filepath.Join(m, "0/lost+found"), 0, 0); err != nil {
 			t.Fatal(err)
@@ -1205,6 +1243,7 @@ func TestScriptAsBrokerUser(t *testing.T) {
 	t.Run("refuses-a-log-dir-it-cannot-write", func(t *testing.T) {
 		m := newMountRoot(t)
 		bitnamiLayout(t, m)
+		writeGo(t, m, testGo)
 		chownTree(t, m, uid, gid)
 		if err := os.Lchown(filepath.Join(m, "0/data"), 0, 0); err != nil {
 			t.Fatal(err)

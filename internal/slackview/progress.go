@@ -75,6 +75,8 @@ func (p Progress) Message() Message {
 		switch {
 		case s.State == StepRunning:
 			line += " _(running)_"
+		case s.State == StepPending && p.Done:
+			line += " _(not run)_"
 		case s.Took > 0 && s.State != StepPending:
 			line += " · " + HumanDuration(s.Took)
 		}

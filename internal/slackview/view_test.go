@@ -139,8 +139,9 @@ func TestGoldenViews(t *testing.T) {
 		{Name: "Watch the new pod until Ready", State: slackview.StepPending},
 	}}
 	failed := progress
-	failed.Steps = append([]slackview.Step(nil), progress.Steps[:3]...)
+	failed.Steps = append([]slackview.Step(nil), progress.Steps...)
 	failed.Steps[2].State, failed.Steps[2].Detail = slackview.StepFailed, "pods \"foobar-kafka-broker-0\" is forbidden"
+	failed.Done = true // the last step never ran: "(not run)"
 	outcome := slackview.Outcome{Kind: slackview.OutcomeRepaired, People: []string{"U0BOB", "U0ALICE"}, Took: 94 * time.Second, StepsShown: true,
 		Summary: "Repaired kafka/foobar-kafka-broker-0 (move-metadata-log __cluster_metadata-0), approved by U0BOB, requested by U0ALICE.\n" +
 			"Backup: /kafka-data/kafkabot-backup-20250428T083101Z-ab12/data/__cluster_metadata-0 (143575 bytes, 7 files).\n" +

@@ -46,8 +46,8 @@ func TestSecondBrokerSameErrorBlocksRepair(t *testing.T) {
 			t.Errorf("the refusal does not say %q:\n%s", want, summary)
 		}
 	}
-	if threadHas(th, "Create debug pod") {
-		t.Errorf("the thread shows a debug pod step after the refusal:\n%s", strings.Join(th, "\n---\n"))
+	if stepRan(th, "Create debug pod") {
+		t.Errorf("the thread shows a debug pod step run after the refusal:\n%s", strings.Join(th, "\n---\n"))
 	}
 	w.waitSlack("the parent message to show the refusal", func() bool {
 		return strings.Contains(blockTexts(t, w.message(m).Blocks), "stopped by a safety check")

@@ -155,6 +155,17 @@ func threadHas(th []string, parts ...string) bool {
 	})
 }
 
+// stepRan reports whether the checklist shows step started: running, done,
+// skipped or failed (a planned step not run shows ⏸).
+func stepRan(th []string, step string) bool {
+	for _, mark := range []string{"⏳ ", "✅ ", "⏭️ ", "❌ "} {
+		if threadHas(th, mark+step) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkBrokerReplaced checks that the broker pod is a new instance (new
 // UID) and Ready.
 func checkBrokerReplaced(t *testing.T, w *world, old *corev1.Pod) {

@@ -51,8 +51,8 @@ type use struct {
 var botUses = []use{
 	{inKafka, "", "pods", []string{"get", "list", "watch"},
 		"kube.Client finding and inspecting brokers; kube.PodInformer and kube watch for the sweep and for waiting on pods"},
-	{inKafka, "", "pods", []string{"create", "delete"},
-		"kube repair.go: create and remove the debug pod; delete the broker pod so its StatefulSet recreates it"},
+	{inKafka, "", "pods", []string{"create", "patch", "delete"},
+		"kube repair.go: create and remove the debug pod, patch its go-signal annotation; delete the broker pod so its StatefulSet recreates it"},
 	{inKafka, "", "pods/log", []string{"get"},
 		"kube inspect.go and repair.go: the previous container's log tail, the debug pod's output"},
 	{inKafka, "", "events", []string{"list"},

@@ -1,0 +1,159 @@
+package recovery
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+)
+
+// The bot side of the interlock (issue 12 item 4): Kafka must be stopped at
+// the moment of the move, and a live broker is never deleted.
+
+// setBrokerKafka rewrites the approved broker's Kafka container state in
+// the fake cluster, as its kubelet would: running (the CrashLoopBackOff
+// back-off expired) or waiting after another crash, with restarts.
+func setBrokerKafka(t *testing.T, h *harness, running bool, restarts int32) {
+	t.Helper()
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		t.Errorf("reading the broker: %v", err)
+		return
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	cs := &pod.Status.ContainerStatuses[0]
+	cs.RestartCount = restarts
+	if running {
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(testStart)}}
+	} else {
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	}
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Errorf("updating the broker: %v", err)
+	}
+}
+
+// brokerKafkaState says how the broker's Kafka container is, in the fake.
+func brokerKafkaState(h *harness) string {
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		return "gone"
+	}
+	cs := obj.(*corev1.Pod).Status.ContainerStatuses[0]
+	if cs.State.Running != nil {
+		return "running"
+	}
+	return "stopped"
+}
+
+// repairWithin runs a repair, failing the test if it does not end within
+// a generous real-time bound (a bot that never gives the go waits on the
+// fake clock for ever).
+func repairWithin(t *testing.T, h *harness, rec *recorder) <-chan Summary {
+	t.Helper()
+	done := make(chan Summary, 1)
+	go func() { done <- h.r.Repair(context.Background(), request(), rec) }()
+	return done
+}
+
+func awaitSummary(t *testing.T, done <-chan Summary) Summary {
+	t.Helper()
+	select {
+	case s := <-done:
+		return s
+	case <-time.After(30 * time.Second):
+		t.Fatal("the repair did not end within 30s (a wait that never ends: no go signal, or waiting on the wrong state)")
+		return Summary{}
+	}
+}
+
+// TestSafety04_GoSignalOnlyWhileKafkaIsStopped: the CrashLoopBackOff
+// back-off expires while the debug pod is scheduled, so Kafka runs again
+// when the script is ready. The bot must not give the go then; it waits
+// for the next crash, gives the go with Kafka stopped, and records the
+// restart count it saw. Before the fix nothing checked Kafka at the moment
+// of the move (the script moved as soon as it started).
+func TestSafety04_GoSignalOnlyWhileKafkaIsStopped(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	h.onDebugCreate = func() { setBrokerKafka(t, h, true, 8) }
+	var stateAtGo string
+	h.onGo = func() { stateAtGo = brokerKafkaState(h) }
+	rec := &recorder{}
+	done := repairWithin(t, h, rec)
+	waitUntil(t, "the bot to see Kafka running again", func() bool { return strings.Contains(rec.text(), "is running again") })
+	h.mu.Lock()
+	early := h.goSignals
+	h.mu.Unlock()
+	if early != 0 {
+		t.Fatal("the go was given while Kafka was running")
+	}
+	setBrokerKafka(t, h, false, 9) // it crashes again
+	s := awaitSummary(t, done)
+	if s.Outcome != OutcomeRepaired {
+		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+	if stateAtGo != "stopped" {
+		t.Errorf("Kafka was %q when the go was given", stateAtGo)
+	}
+	if got := h.lease().Annotations[annoGoRestarts]; got != "9" {
+		t.Errorf("lease records restart count %q at the go, want 9", got)
+	}
+	if strings.Contains(s.Text, "INTERLOCK") {
+		t.Errorf("a clean interlock warns:\n%s", s.Text)
+	}
+}
+
+// TestSafety04_LoudWhenKafkaRestartsDuringTheMove: the broker restarts
+// between the go and the end of the script. The bot says so loudly in the
+// thread and the summary. Before the fix nothing looked.
+func TestSafety04_LoudWhenKafkaRestartsDuringTheMove(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	h.onGo = func() { setBrokerKafka(t, h, false, 8) } // restarted and crashed again during the move
+	rec := &recorder{}
+	s := awaitSummary(t, repairWithin(t, h, rec))
+	for _, text := range []string{s.Text, rec.text()} {
+		if !strings.Contains(text, "INTERLOCK: Kafka on "+brokerName+" restarted during the move (restart count 7 -> 8)") {
+			t.Errorf("no loud warning:\n%s", text)
+		}
+	}
+}
+
+// TestSafety04_NeverDeletesARunningReadyBroker: a resumed repair whose
+// script result is recorded finds the broker Running and Ready. Before the
+// fix it deleted it anyway.
+func TestSafety04_NeverDeletesARunningReadyBroker(t *testing.T) {
+	c := seedCluster(t)
+	c.broker.Status = readyStatus()
+	lease := leftLease(t, "bot-a", testStart, "Delete debug pod")
+	l := (*lease).(interface{ GetAnnotations() map[string]string })
+	res, err := jsonString(ScriptResult{Status: StatusMoved, Action: "move-metadata-log",
+		Source: "/kafka-data/0/data/__cluster_metadata-0", Destination: "/kafka-data/0/b/data/__cluster_metadata-0", Bytes: 1, Files: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.GetAnnotations()[annoResult] = res
+	c.extra = append(c.extra, *lease)
+	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
+	th := &threads{}
+	if err := h.r.Resume(context.Background(), th.newReporter); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range h.writes() {
+		if w == "delete pods/"+brokerName {
+			t.Fatalf("deleted the Running and Ready broker; writes: %v", h.writes())
+		}
+	}
+	rep := th.only(t)
+	if rep.summary == nil || rep.summary.Outcome == OutcomeRepaired {
+		t.Fatalf("resumed repair of a live broker: %+v", rep.summary)
+	}
+	if !strings.Contains(rep.summary.Text, "Running and Ready") && !strings.Contains(rep.summary.Text, "not crash-looping") {
+		t.Errorf("summary does not say why it stopped:\n%s", rep.summary.Text)
+	}
+	_ = kube.LabelManagedBy
+}
