@@ -102,6 +102,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RequiredApprovals: cfg.RequiredApprovals,
 		ApprovalChannels:  cfg.ApprovalChannels,
 		Decisions:         cluster.Decisions(),
+		Escalations:       escalationsAdapter{cluster},
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
 		ClusterName:       cfg.ClusterName,

@@ -89,6 +89,9 @@ type Options struct {
 	// replicas before the bot acts (*kube.DecisionStore). Nil means an
 	// in-memory record: one replica only (tests; bot serve always sets it).
 	Decisions Decisions
+	// Escalations, when set, lets approvers clear a cluster's escalation
+	// record with a button posted after a repair whose broker crashed again.
+	Escalations Escalations
 	// DryRun asks the Repairer to stop before the first write.
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).

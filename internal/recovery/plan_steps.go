@@ -96,6 +96,7 @@ func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 		loadLeases: onceValue(func(ctx context.Context) ([]coordinationv1.Lease, error) {
 			return r.leasesOf(ctx, req.Namespace)
 		}),
+		loadEscalations: func(ctx context.Context) ([]kube.Escalation, error) { return r.kc.Escalations(ctx, req.Namespace) },
 		diagnosePeer: func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error) {
 			full, err := r.inspect.Snapshot(ctx, s.Namespace, s.Pod)
 			if err != nil {
@@ -600,6 +601,7 @@ func (run *repairRun) crashAgain(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 	run.crash = ce
+	run.escalate(ctx, pod, ce)
 	return ce
 }
 
