@@ -123,16 +123,24 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 
+	receiver, err := newAlertmanagerReceiver(cfg, sweeper, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
-	srv := &http.Server{Handler: probeMux(bot), ReadHeaderTimeout: 10 * time.Second}
+	mux := probeMux(bot)
+	if receiver != nil {
+		mux.Handle("POST "+alertmanagerPath, receiver)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
 		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "queue_size", cfg.QueueSize,
-		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun)
+		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun, "alertmanager_receiver", receiver != nil)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

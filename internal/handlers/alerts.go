@@ -63,6 +63,9 @@ type Alert struct {
 	Changed bool
 	// Group is the key of the group message this alert belongs to ("" alone).
 	Group string
+	// Channel is where to post the alert when it is not the notifier's own
+	// channel (an Alertmanager route named one); "" means the notifier's.
+	Channel string
 	// Resolution says why the alert stopped firing: recovered, pod-gone or
 	// superseded; ResolvedAt when.
 	Resolution string
@@ -221,17 +224,18 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
-	msg, details := b.renderAlert(a, n.channel, b.clock())
+	channel := cmp.Or(a.Channel, n.channel)
+	msg, details := b.renderAlert(a, channel, b.clock())
 	blocks := msg.Blocks
-	ts, err := p.post(ctx, n.channel, "", blocks, msg.Fallback)
+	ts, err := p.post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
-	b.postDetails(ctx, n.channel, ts, details)
-	b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
-	b.log.Info("alert posted", "audit", true, "channel", n.channel, "ts", ts, "alert", a.Key,
+	b.postDetails(ctx, channel, ts, details)
+	b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
+	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "alert", a.Key,
 		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
-	return MessageRef{Channel: n.channel, TS: ts}, nil
+	return MessageRef{Channel: channel, TS: ts}, nil
 }
 
 // NotifyGroup posts one alert for several pods of a cluster, or, when g.Ref
