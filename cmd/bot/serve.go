@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
@@ -79,7 +80,13 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Identity:   replicaIdentity(),
 		Logger:     log,
 		Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+
+		AllowRootBroker: cfg.AllowRootBroker,
 	})
+	// Repairs write with this process's token only where deploy/'s admission
+	// policy holds (internal/guard); the startup result is logged now.
+	guarded := guard.New(cluster, repairer, repairer, cfg.AcceptNoPolicy, log)
+	guarded.Startup(ctx, cfg.KafkaNamespaces)
 
 	// With ALERT_CHANNEL set the health sweep runs beside the bot and
 	// alerts through it; Slack users silence its alerts and sweep on demand.
@@ -110,8 +117,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		ShareWindow:       noneIfZero(cfg.ShareWindow),
 		Cluster:           cluster,
 		Diagnoser:         engine,
-		Repairer:          repairer,
-		Resumer:           repairer,
+		Repairer:          guarded,
+		Resumer:           guarded,
+		RepairNotice:      guarded.Notice,
 		Logger:            log,
 		Alerts:            alerts,
 	}

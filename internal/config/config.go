@@ -46,7 +46,9 @@ type Config struct {
 	RequiredApprovals              int           `envconfig:"REQUIRED_APPROVALS" default:"1" desc:"distinct approvers a repair needs; with 2 the first Approve is recorded (the message says 1 of 2) and the second starts the repair"`
 	ApprovalChannels               []string      `envconfig:"APPROVAL_CHANNELS" desc:"comma list of channel IDs where Approve counts, besides ALERT_CHANNEL; anywhere else (other channels, DMs) it is refused"`
 	DryRun                         bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
-	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
+	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod, pinned by digest (repo@sha256:...); empty = the broker's own image by the digest the kubelet reported"`
+	AllowRootBroker                bool          `envconfig:"ALLOW_ROOT_BROKER" default:"false" desc:"let the repair debug pod run as root for a broker that runs as uid 0 (the bot's namespace needs the annotation kafkabot.io/allow-root-broker=true too); otherwise such a broker gets the manual runbook"`
+	AcceptNoPolicy                 bool          `envconfig:"ACKNOWLEDGE_NO_ADMISSION_POLICY" default:"false" desc:"run repairs even when the startup self-check finds the admission policy not enforced (clusters before Kubernetes 1.30); otherwise repairs are disabled there"`
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
 	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
 	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
