@@ -112,6 +112,10 @@ type Options struct {
 	// Repairer runs approved repairs; nil means this build cannot execute
 	// them, and an approval says so in the thread.
 	Repairer Repairer
+	// RepairNotice, when set, returns a line /kafka status shows under its
+	// header when repairs are disabled or unguarded (the admission
+	// self-check); "" shows nothing.
+	RepairNotice func() string
 
 	// Logger receives operational and audit logs (default: discard).
 	Logger *slog.Logger

@@ -250,14 +250,14 @@ func alreadyDecided(out approval.Outcome) string {
 	switch out.Reason {
 	case approval.ReasonAlreadyRejected:
 		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
-			mention(r.Rejected.User), r.Rejected.At.UTC().Format("15:04:05 MST"))
+			mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
 	case approval.ReasonDuplicate:
 		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
 			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
 	}
 	last := r.Approvals[len(r.Approvals)-1]
 	return fmt.Sprintf("This repair was already approved by %s at %s. Nothing more was done.",
-		mentions(r.Approvers()), last.At.UTC().Format("15:04:05 MST"))
+		mentions(r.Approvers()), slackview.Date(last.At, slackview.DateTime))
 }
 
 // moreApprovers says how many more approvers are needed, in words.

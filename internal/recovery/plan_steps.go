@@ -161,6 +161,7 @@ func (run *repairRun) buildSpecStep() Step {
 				Broker: broker, KafkaContainer: run.snap.KafkaContainer, Image: run.r.opts.DebugImage,
 				RepairID: labelValue(run.req.ApprovalID), Script: run.script, Deadline: run.r.opts.Timeout,
 				ClaimAccessModes: map[string][]corev1.PersistentVolumeAccessMode{},
+				AllowRoot:        run.r.opts.AllowRootBroker,
 			}
 			for _, c := range run.snap.Claims {
 				in.ClaimNames = append(in.ClaimNames, c.ClaimName)

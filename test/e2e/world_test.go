@@ -82,6 +82,9 @@ type world struct {
 	admin   kubernetes.Interface
 	kubelet *kubesim.Kubelet
 	emu     *slackemu.Server
+	// self is the world's copy of the bot's own namespace, made on first
+	// use by an alerting bot.
+	self string
 }
 
 // worldOptions vary a scenario's world.
