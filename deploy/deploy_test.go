@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +21,9 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/kustomize-build.yaml from the current base")
 
 const golden = "testdata/kustomize-build.yaml"
+
+// imageByDigest is an image reference pinned by sha256 digest.
+var imageByDigest = regexp.MustCompile(`^[^\s@:]+(:[^\s@]+)?@sha256:[0-9a-f]{64}$`)
 
 func build(t *testing.T) []byte { return buildDir(t, ".") }
 
@@ -72,7 +76,9 @@ type object struct {
 					RunAsNonRoot *bool `json:"runAsNonRoot"`
 				} `json:"securityContext"`
 				Containers []struct {
-					ReadinessProbe *struct {
+					Image           string `json:"image"`
+					ImagePullPolicy string `json:"imagePullPolicy"`
+					ReadinessProbe  *struct {
 						HTTPGet struct{ Path string } `json:"httpGet"`
 					} `json:"readinessProbe"`
 					LivenessProbe *struct {
@@ -112,7 +118,8 @@ func TestBaseFollowsTheSafetyRules(t *testing.T) {
 			checkDeployment(t, o)
 		}
 	}
-	for _, want := range []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "Deployment", "ConfigMap", "PodDisruptionBudget"} {
+	for _, want := range []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "Deployment", "ConfigMap", "PodDisruptionBudget",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "NetworkPolicy"} {
 		if !strings.Contains(strings.Join(kinds, ","), want) {
 			t.Errorf("the base has no %s (kinds: %v)", want, kinds)
 		}
@@ -132,6 +139,12 @@ func checkDeployment(t *testing.T, o object) {
 		t.Error("the pod must run as non-root")
 	}
 	for _, c := range ps.Containers {
+		if !imageByDigest.MatchString(c.Image) {
+			t.Errorf("image %q is not pinned by digest (a release sets it in deploy/base/kustomization.yaml)", c.Image)
+		}
+		if c.ImagePullPolicy != "IfNotPresent" {
+			t.Errorf("imagePullPolicy %q, want IfNotPresent (the digest cannot change under it)", c.ImagePullPolicy)
+		}
 		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 			t.Error("readiness probe must be GET /readyz")
 		}

@@ -24,12 +24,13 @@ type subcommand struct {
 
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
-		"serve":    {"connect to Slack (Socket Mode) and serve /kafka commands, approvals and sweeps", runServe},
-		"diagnose": {"diagnose one pod of a live cluster: bot diagnose [-n NS] POD [--output text|json]", runDiagnose},
-		"explain":  {"classify a log file offline: bot explain [--output text|json] FILE|-", runExplain},
-		"repair":   {"run the approved repair from a terminal: bot repair [-n NS] POD --yes", runRepair},
-		"demo":     {"play the whole story on an in-process cluster and Slack emulator", runDemo},
-		"version":  {"print the version", runVersion},
+		"serve":      {"connect to Slack (Socket Mode) and serve /kafka commands, approvals and sweeps", runServe},
+		"diagnose":   {"diagnose one pod of a live cluster: bot diagnose [-n NS] POD [--output text|json]", runDiagnose},
+		"explain":    {"classify a log file offline: bot explain [--output text|json] FILE|-", runExplain},
+		"repair":     {"run the approved repair from a terminal: bot repair [-n NS] POD --yes", runRepair},
+		"escalation": {"list or clear clusters escalated after a failed repair: bot escalation list | clear NS/CLUSTER", runEscalation},
+		"demo":       {"play the whole story on an in-process cluster and Slack emulator", runDemo},
+		"version":    {"print the version", runVersion},
 	}
 }
 
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bot [SUBCOMMAND] [ARGS]   (default: serve)")
 	fmt.Fprintln(w)
-	for _, name := range []string{"serve", "diagnose", "explain", "repair", "demo", "version"} {
-		fmt.Fprintf(w, "  %-9s %s\n", name, subcommands()[name].summary)
+	for _, name := range []string{"serve", "diagnose", "explain", "repair", "escalation", "demo", "version"} {
+		fmt.Fprintf(w, "  %-10s %s\n", name, subcommands()[name].summary)
 	}
 }

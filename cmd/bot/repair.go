@@ -74,7 +74,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	logger := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
 	host, _ := os.Hostname()
 	repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
-		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun,
+		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun, AllowRootBroker: cfg.AllowRootBroker,
 		Identity: "cli/" + who + "@" + host, Logger: logger,
 		Gates:     recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 		RecordKey: []byte(cfg.ApprovalSecret),

@@ -13,6 +13,8 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
+	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
@@ -80,7 +82,13 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Identity:   replicaIdentity(),
 		Logger:     log,
 		Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+
+		AllowRootBroker: cfg.AllowRootBroker,
 	})
+	// Repairs write with this process's token only where deploy/'s admission
+	// policy holds (internal/guard); the startup result is logged now.
+	guarded := guard.New(cluster, repairer, repairer, cfg.AcceptNoPolicy, log)
+	guarded.Startup(ctx, cfg.KafkaNamespaces)
 
 	// With ALERT_CHANNEL set the health sweep runs beside the bot and
 	// alerts through it; Slack users silence its alerts and sweep on demand.
@@ -103,6 +111,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RequiredApprovals: cfg.RequiredApprovals,
 		ApprovalChannels:  cfg.ApprovalChannels,
 		Decisions:         cluster.Decisions(),
+		Escalations:       escalation.NewSlack(cluster),
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
 		ClusterName:       cfg.ClusterName,
@@ -110,8 +119,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		ShareWindow:       noneIfZero(cfg.ShareWindow),
 		Cluster:           cluster,
 		Diagnoser:         engine,
-		Repairer:          repairer,
-		Resumer:           repairer,
+		Repairer:          guarded,
+		Resumer:           guarded,
+		RepairNotice:      guarded.Notice,
 		Logger:            log,
 		Alerts:            alerts,
 	}
@@ -123,16 +133,24 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 
+	receiver, err := newAlertmanagerReceiver(cfg, sweeper, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
-	srv := &http.Server{Handler: probeMux(bot), ReadHeaderTimeout: 10 * time.Second}
+	mux := probeMux(bot)
+	if receiver != nil {
+		mux.Handle("POST "+alertmanagerPath, receiver)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
 		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "queue_size", cfg.QueueSize,
-		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun)
+		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun, "alertmanager_receiver", receiver != nil)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

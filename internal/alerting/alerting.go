@@ -58,7 +58,7 @@ func slackAlert(a sweep.Alert) handlers.Alert {
 		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID, Cluster: a.Cluster,
 		Rule: a.Rule, Title: a.Title, Severity: a.Severity, Reason: string(a.Reason), Detail: a.Detail,
 		Findings: a.Findings, Snapshot: a.Snapshot, ReadError: a.ReadError, StartsAt: a.StartsAt,
-		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group,
+		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group, Channel: a.Channel,
 		Resolution: string(a.Resolution), ResolvedAt: a.ResolvedAt,
 	}
 }

@@ -37,6 +37,10 @@ func TestAlertSettingsValidated(t *testing.T) {
 		{map[string]string{"SWEEP_SUMMARY": "sometimes"}, "SWEEP_SUMMARY"},
 		{map[string]string{"RESTART_ALERT_THRESHOLD": "0"}, "RESTART_ALERT_THRESHOLD"},
 		{map[string]string{"RESTART_ALERT_WINDOW": "-5m"}, "RESTART_ALERT_WINDOW"},
+		{map[string]string{"ALERT_CHANNEL": "C0KAFKAOPS", "ALERTMANAGER_TOKEN": "0123456789abcdef"}, ""},
+		{map[string]string{"ALERT_CHANNEL": "C0KAFKAOPS", "ALERTMANAGER_TOKEN": " 0123456789abcdef\n"}, ""},
+		{map[string]string{"ALERTMANAGER_TOKEN": "0123456789abcdef"}, "needs ALERT_CHANNEL"},
+		{map[string]string{"ALERT_CHANNEL": "C0KAFKAOPS", "ALERTMANAGER_TOKEN": "short-secret"}, "ALERTMANAGER_TOKEN: shorter than 16"},
 	}
 	for _, tt := range tests {
 		setEnv(t, tt.env)
@@ -47,5 +51,29 @@ func TestAlertSettingsValidated(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("Load(%v) error = %v, want it to name %s", tt.env, err, tt.want)
 		}
+	}
+}
+
+// TestAlertmanagerTokenIsSecret: the token is trimmed, redacted from logs
+// (it is among Secrets) and never echoed by a validation error.
+func TestAlertmanagerTokenIsSecret(t *testing.T) {
+	setEnv(t, map[string]string{"ALERT_CHANNEL": "C0KAFKAOPS", "ALERTMANAGER_TOKEN": "am-token-0123456789\n"})
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AlertmanagerToken != "am-token-0123456789" {
+		t.Errorf("token %q, want it trimmed", c.AlertmanagerToken)
+	}
+	found := false
+	for _, s := range c.Secrets() {
+		found = found || s == c.AlertmanagerToken
+	}
+	if !found {
+		t.Error("ALERTMANAGER_TOKEN is not among the secrets the logger redacts")
+	}
+	setEnv(t, map[string]string{"ALERT_CHANNEL": "C0KAFKAOPS", "ALERTMANAGER_TOKEN": "short-secret"})
+	if _, err := Load(); err == nil || strings.Contains(err.Error(), "short-secret") {
+		t.Errorf("error %v: want a refusal that does not echo the token", err)
 	}
 }

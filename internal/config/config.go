@@ -28,6 +28,8 @@ type Config struct {
 	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
+	// AlertmanagerToken switches the Alertmanager webhook receiver on.
+	AlertmanagerToken string `envconfig:"ALERTMANAGER_TOKEN" desc:"bearer token (from a Secret; at least 16 bytes, surrounding whitespace ignored) Alertmanager must send to POST /alertmanager on HTTP_ADDR; empty = receiver off; needs ALERT_CHANNEL"`
 	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
 	RepeatInterval time.Duration `envconfig:"ALERT_REPEAT_INTERVAL" default:"4h" desc:"how long before an unchanged alert is posted again"`
 	ResolveGrace   time.Duration `envconfig:"ALERT_RESOLVE_GRACE" default:"5m" desc:"how long a pod must stay Ready (or gone) before its alert is resolved"`
@@ -44,7 +46,9 @@ type Config struct {
 	RequiredApprovals              int           `envconfig:"REQUIRED_APPROVALS" default:"1" desc:"distinct approvers a repair needs; with 2 the first Approve is recorded (the message says 1 of 2) and the second starts the repair"`
 	ApprovalChannels               []string      `envconfig:"APPROVAL_CHANNELS" desc:"comma list of channel IDs where Approve counts, besides ALERT_CHANNEL; anywhere else (other channels, DMs) it is refused"`
 	DryRun                         bool          `envconfig:"DRY_RUN" default:"false" desc:"run repairs up to the first write, then show the pod spec and script"`
-	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod; empty = the broker's own image (by digest when known)"`
+	DebugImage                     string        `envconfig:"DEBUG_IMAGE" desc:"image for the repair debug pod, pinned by digest (repo@sha256:...); empty = the broker's own image by the digest the kubelet reported"`
+	AllowRootBroker                bool          `envconfig:"ALLOW_ROOT_BROKER" default:"false" desc:"let the repair debug pod run as root for a broker that runs as uid 0 (the bot's namespace needs the annotation kafkabot.io/allow-root-broker=true too); otherwise such a broker gets the manual runbook"`
+	AcceptNoPolicy                 bool          `envconfig:"ACKNOWLEDGE_NO_ADMISSION_POLICY" default:"false" desc:"run repairs even when the startup self-check finds the admission policy not enforced (clusters before Kubernetes 1.30); otherwise repairs are disabled there"`
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
 	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
 	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
@@ -70,6 +74,9 @@ func Load() (*Config, error) {
 	c.KafkaNamespaces = trimList(c.KafkaNamespaces)
 	c.Approvers = trimList(c.Approvers)
 	c.ApprovalChannels = trimList(c.ApprovalChannels)
+	// A Secret mounted from a file often ends with a newline; Alertmanager
+	// trims its credentials_file the same way.
+	c.AlertmanagerToken = strings.TrimSpace(c.AlertmanagerToken)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -170,11 +177,23 @@ func (c *Config) validateAlerts() error {
 	default:
 		return fmt.Errorf("SWEEP_SUMMARY %q: want unhealthy, always or never", c.SweepSummary)
 	}
+	if c.AlertmanagerToken != "" {
+		if c.AlertChannel == "" {
+			return fmt.Errorf("ALERTMANAGER_TOKEN: the Alertmanager receiver needs ALERT_CHANNEL (it posts through the health sweep)")
+		}
+		if len(c.AlertmanagerToken) < minAlertmanagerToken {
+			return fmt.Errorf("ALERTMANAGER_TOKEN: shorter than %d bytes", minAlertmanagerToken)
+		}
+	}
 	if c.RestartAlerts < 1 {
 		return fmt.Errorf("RESTART_ALERT_THRESHOLD %d: want at least 1", c.RestartAlerts)
 	}
 	return nil
 }
+
+// minAlertmanagerToken is the shortest ALERTMANAGER_TOKEN accepted
+// (amreceiver.MinTokenBytes; config imports nothing of ours).
+const minAlertmanagerToken = 16
 
 // ValidateServe checks what `bot serve` needs beyond Validate: the Slack
 // tokens and the approval secret. Values are never echoed back.
@@ -194,7 +213,7 @@ func (c *Config) ValidateServe() error {
 // Secrets returns the secret values in the configuration, for redaction.
 func (c *Config) Secrets() []string {
 	var s []string
-	for _, v := range []string{c.SlackAppToken, c.SlackBotToken, c.ApprovalSecret} {
+	for _, v := range []string{c.SlackAppToken, c.SlackBotToken, c.ApprovalSecret, c.AlertmanagerToken} {
 		if v != "" {
 			s = append(s, v)
 		}

@@ -116,6 +116,19 @@ func TestSafety01_IncompleteMetadataLineRefuses(t *testing.T) {
 	}
 }
 
+// With item 1 in place, the metadata line alone (no raft fatal line, no offsets) still
+// names the class, with no automated move (the offsets are unknown).
+func TestMetadataLineAloneIsRecognisedButManual(t *testing.T) {
+	log := "org.apache.kafka.common.errors.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 5120 is less than the next offset 5121.\n"
+	got := Default().Diagnose(Snapshot{Role: RoleBroker, Log: log})
+	if len(got) == 0 || got[0].Rule != "metadata-log-offset-mismatch" {
+		t.Fatalf("first finding %v, want metadata-log-offset-mismatch", ruleIDs(got))
+	}
+	if got[0].Remedy.Automated || got[0].Offsets != nil {
+		t.Errorf("without a log start offset the move must stay manual: %+v %+v", got[0].Offsets, got[0].Remedy)
+	}
+}
+
 // Item 5 (log part): controller evidence in the log vetoes a broker label.
 func TestSafety05_ControllerEvidenceInLogRefusesAutomation(t *testing.T) {
 	seed := seedLog(t)

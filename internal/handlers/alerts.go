@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +63,9 @@ type Alert struct {
 	Changed bool
 	// Group is the key of the group message this alert belongs to ("" alone).
 	Group string
+	// Channel is where to post the alert when it is not the notifier's own
+	// channel (an Alertmanager route named one); "" means the notifier's.
+	Channel string
 	// Resolution says why the alert stopped firing: recovered, pod-gone or
 	// superseded; ResolvedAt when.
 	Resolution string
@@ -99,24 +101,21 @@ type SweepSummary struct {
 
 // Block and action IDs of alert messages.
 const (
-	blockAlert      = "kafkabot.alert"
-	blockMembers    = "kafkabot.members"
-	blockSilence    = "kafkabot.silence"
-	blockSilenced   = "kafkabot.silenced"
-	blockResolved   = "kafkabot.resolved"
-	actionSilence   = "kafkabot.silence."
-	sweepRequester  = "sweep"
-	maxSummaryLines = 40
-	maxGroupLines   = 60
-	groupCacheSize  = 256
-	alertMessages   = 1024
+	blockAlert     = "kafkabot.alert"
+	blockSilence   = "kafkabot.silence"
+	blockSilenced  = "kafkabot.silenced"
+	blockResolved  = "kafkabot.resolved"
+	actionSilence  = "kafkabot.silence."
+	sweepRequester = "sweep"
+	groupCacheSize = 256
+	alertMessages  = 1024
 )
 
 // Resolutions as the sweep names them.
 const (
-	resolutionRecovered  = "recovered"
-	resolutionPodGone    = "pod-gone"
-	resolutionSuperseded = "superseded"
+	resolutionRecovered  = slackview.ResolutionRecovered
+	resolutionPodGone    = slackview.ResolutionPodGone
+	resolutionSuperseded = slackview.ResolutionSuperseded
 )
 
 // errBotStopped is returned by the notifier once the bot's Run returned.
@@ -225,17 +224,18 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
-	msg, details := b.renderAlert(a, n.channel, b.clock())
+	channel := cmp.Or(a.Channel, n.channel)
+	msg, details := b.renderAlert(a, channel, b.clock())
 	blocks := msg.Blocks
-	ts, err := p.post(ctx, n.channel, "", blocks, msg.Fallback)
+	ts, err := p.post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
-	b.postDetails(ctx, n.channel, ts, details)
-	b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
-	b.log.Info("alert posted", "audit", true, "channel", n.channel, "ts", ts, "alert", a.Key,
+	b.postDetails(ctx, channel, ts, details)
+	b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
+	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "alert", a.Key,
 		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
-	return MessageRef{Channel: n.channel, TS: ts}, nil
+	return MessageRef{Channel: channel, TS: ts}, nil
 }
 
 // NotifyGroup posts one alert for several pods of a cluster, or, when g.Ref
@@ -263,7 +263,7 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 	members.add(g.Alerts)
 	blocks, fallback := b.renderGroup(g, members, g.Ref.Channel, now)
 	err = n.inOrder(ctx, g.Ref, func(qctx context.Context) error {
-		if _, err := p.post(qctx, g.Ref.Channel, g.Ref.TS, nil, groupThreadText(g)); err != nil {
+		if _, err := p.post(qctx, g.Ref.Channel, g.Ref.TS, nil, slackview.GroupThreadText(factsOf(g.Alerts), g.Firing)); err != nil {
 			return err
 		}
 		return p.update(qctx, g.Ref.Channel, g.Ref.TS, blocks, fallback)
@@ -285,7 +285,7 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 	if err != nil {
 		return fmt.Errorf("resolving %s: %w", a.Key, err)
 	}
-	line := resolutionLine(a)
+	line := slackview.ResolutionLine(facts(a))
 	if a.Group != "" {
 		err := n.inOrder(ctx, ref, func(qctx context.Context) error {
 			_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
@@ -297,10 +297,10 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 		return nil
 	}
 	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
-	parent.resolve(resolvedHeader(podLabel(a.Namespace, a.Pod), a.Title), resolvedBanner(a), resolvedAlertBlocks(a))
+	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(a.Namespace, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		blocks, _ := parent.snapshot()
-		if err := p.update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+podLabel(a.Namespace, a.Pod)); err != nil {
+		if err := p.update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+slackview.PodLabel(a.Namespace, a.Pod)); err != nil {
 			return err
 		}
 		_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
@@ -321,7 +321,8 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g Aler
 	}
 	members, _ := n.groups.addIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
 	members.add(g.Alerts)
-	blocks, fallback := renderResolvedGroup(g, members, b.clock())
+	rg := slackview.ResolvedGroup(g.Namespace, g.Cluster, members.sorted(), b.clock())
+	blocks, fallback := rg.Blocks, rg.Fallback
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		if err := p.update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
 			return err
@@ -344,7 +345,8 @@ func (n *AlertNotifier) Summary(ctx context.Context, s SweepSummary) error {
 	if err != nil {
 		return fmt.Errorf("posting the sweep summary: %w", err)
 	}
-	blocks, fallback := renderSummary(s)
+	sm := slackview.SweepSummary{At: s.At, KafkaPods: s.KafkaPods, Firing: factsOf(s.Firing), Silenced: s.Silenced}.Message()
+	blocks, fallback := sm.Blocks, sm.Fallback
 	if _, err := p.post(ctx, n.channel, "", blocks, fallback); err != nil {
 		return fmt.Errorf("posting the sweep summary: %w", err)
 	}
@@ -436,81 +438,6 @@ func (b *Bot) renderAlert(a Alert, channel string, now time.Time) (msg, details 
 	return msg, av.Details()
 }
 
-func resolvedHeader(label, title string) slack.Block {
-	text := "✅ Resolved · " + plainSafe(label)
-	if title != "" {
-		text += ": " + plainSafe(oneLine(title))
-	}
-	return slack.NewHeaderBlock(plain(truncateRunes(text, maxHeaderText)), slack.HeaderBlockOptionBlockID(blockHeader))
-}
-
-func resolvedBanner(a Alert) slack.Block {
-	text := "✅ *Resolved:* " + resolutionWords(a)
-	if !a.StartsAt.IsZero() && !a.ResolvedAt.IsZero() {
-		text += fmt.Sprintf("\nFired from %s to %s (%s).", slackview.Date(a.StartsAt, slackview.DateTime),
-			slackview.Date(a.ResolvedAt, slackview.DateTime), a.ResolvedAt.Sub(a.StartsAt).Round(time.Second))
-	}
-	return section(blockAlert, text)
-}
-
-// resolvedAlertBlocks is a resolved alert whose original blocks this
-// process never saw (it restarted since the alert was posted).
-func resolvedAlertBlocks(a Alert) []slack.Block {
-	var what strings.Builder
-	fmt.Fprintf(&what, "*Was:* %s", escapeTruncate(oneLine(cmp.Or(a.Title, "unhealthy, no known failure pattern matched")), 300))
-	if a.Rule != "" {
-		fmt.Fprintf(&what, " (rule %s", inlineCode(a.Rule, 120))
-		if a.Severity != "" {
-			fmt.Fprintf(&what, ", severity %s", escapeMrkdwn(string(a.Severity)))
-		}
-		what.WriteString(")")
-	}
-	if a.Reason != "" {
-		fmt.Fprintf(&what, "\n*Noticed:* %s", escapeTruncate(a.Reason, 100))
-		if a.Detail != "" {
-			what.WriteString(" — " + escapeTruncate(oneLine(a.Detail), 500))
-		}
-	}
-	return []slack.Block{
-		resolvedHeader(podLabel(a.Namespace, a.Pod), a.Title),
-		resolvedBanner(a),
-		section(blockSummary, what.String()),
-		slack.NewContextBlock(blockContext, mrkdwn("Found by the health sweep · the full diagnosis is no longer shown (the bot restarted since it was posted)")),
-	}
-}
-
-func resolutionWords(a Alert) string {
-	pod := inlineCode(podLabel(a.Namespace, a.Pod), 200)
-	switch a.Resolution {
-	case resolutionRecovered:
-		return pod + " is Ready again and stayed Ready for the grace period."
-	case resolutionPodGone:
-		return pod + " is gone (deleted and not recreated) for the grace period."
-	case resolutionSuperseded:
-		return pod + " still fails, but with another finding, which has an alert of its own."
-	}
-	return pod + " is no longer unhealthy (" + escapeTruncate(cmp.Or(a.Resolution, "resolved"), 60) + ")."
-}
-
-// resolutionLine is the thread line of a resolved alert.
-func resolutionLine(a Alert) string {
-	icon := "✅"
-	switch a.Resolution {
-	case resolutionSuperseded:
-		icon = "🔀"
-	case resolutionPodGone:
-		icon = "👻"
-	}
-	line := icon + " " + resolutionWords(a)
-	if a.Rule != "" {
-		line += " Finding " + inlineCode(a.Rule, 120)
-	}
-	if !a.StartsAt.IsZero() {
-		line += fmt.Sprintf(" fired since %s", slackview.Date(a.StartsAt, slackview.DateTime))
-	}
-	return line + "."
-}
-
 // groupMembers remembers the pods of a group message this process posted
 // or updated, so that an update lists all of them, not only the new ones.
 type groupMembers struct {
@@ -524,7 +451,7 @@ func (g *groupMembers) add(alerts []Alert) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, a := range alerts {
-		g.lines[a.SilenceKey()] = memberLine(a)
+		g.lines[a.SilenceKey()] = slackview.MemberLine(facts(a))
 	}
 }
 
@@ -544,136 +471,32 @@ func (g *groupMembers) sorted() []string {
 	return out
 }
 
-func memberLine(a Alert) string {
-	title := cmp.Or(a.Title, "no known failure pattern matched")
-	line := fmt.Sprintf("• %s %s — %s", severityIconFor(a), inlineCode(a.Pod, 120), escapeTruncate(oneLine(title), 200))
-	if a.Rule != "" {
-		line += " (" + inlineCode(a.Rule, 100) + ")"
+// facts is what slackview needs of an alert for lists and resolutions.
+func facts(a Alert) slackview.AlertFacts {
+	return slackview.AlertFacts{
+		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, Rule: a.Rule, Title: a.Title, Severity: a.Severity,
+		Reason: a.Reason, Detail: a.Detail, StartsAt: a.StartsAt, ResolvedAt: a.ResolvedAt,
+		Resolution: a.Resolution, Repeat: a.Repeat, Changed: a.Changed,
 	}
-	if a.Reason != "" {
-		line += " · " + escapeTruncate(a.Reason, 60)
-	}
-	return line
 }
 
-func severityIconFor(a Alert) string {
-	if a.Title == "" {
-		return "🔴"
+func factsOf(alerts []Alert) []slackview.AlertFacts {
+	out := make([]slackview.AlertFacts, len(alerts))
+	for i, a := range alerts {
+		out[i] = facts(a)
 	}
-	return severityIcon(a.Severity)
+	return out
 }
 
-// memberSections lays member lines out in sections within Slack's limits.
-func memberSections(title string, lines []string) []slack.Block {
-	var blocks []slack.Block
-	var cur strings.Builder
-	cur.WriteString(title)
-	flush := func() {
-		if cur.Len() > 0 {
-			blocks = append(blocks, section(fmt.Sprintf("%s.%d", blockMembers, len(blocks)), strings.TrimRight(cur.String(), "\n")))
-			cur.Reset()
-		}
-	}
-	for i, l := range lines {
-		if i == maxGroupLines {
-			flush()
-			cur.WriteString(fmt.Sprintf("_… and %d more_", len(lines)-i))
-			break
-		}
-		if runeLen(cur.String())+runeLen(l)+1 > maxSectionText-100 {
-			flush()
-		}
-		cur.WriteString(l + "\n")
-	}
-	flush()
-	return blocks
-}
-
+// renderGroup renders a grouped alert with the cluster's Silence menu (or
+// buttons when the menu cannot be built).
 func (b *Bot) renderGroup(g AlertGroup, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
-	lines := members.sorted()
-	firing := max(g.Firing, len(g.Alerts))
-	label := podLabel(g.Namespace, cmp.Or(g.Cluster, "?"))
-	blocks := []slack.Block{
-		slack.NewHeaderBlock(plain(truncateRunes(fmt.Sprintf("🔴 Kafka cluster %s: %d pods unhealthy", plainSafe(label), firing), maxHeaderText)),
-			slack.HeaderBlockOptionBlockID(blockHeader)),
-		section(blockAlert, fmt.Sprintf("🚨 *Grouped alert from the health sweep:* %d pods of the Kafka cluster %s are unhealthy at once, "+
-			"so they share this message. Pods that join or recover are listed in the thread.\n"+
-			"Each pod's full diagnosis, with repair buttons where the bot can repair it: `/kafka diagnose NAMESPACE/POD`.",
-			firing, inlineCode(label, 200))),
-	}
-	blocks = append(blocks, memberSections("*Pods*\n", lines)...)
-	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(fmt.Sprintf("Found by the health sweep · updated %s · read-only: nothing was changed",
-		slackview.Date(now, slackview.DateTime)))))
+	view := slackview.Group{Namespace: g.Namespace, Cluster: g.Cluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
 	if menu := b.silenceControl(g.Key, "cluster", channel, now); menu != nil {
-		blocks = append(blocks, slack.NewActionBlock(blockSilence, menu))
+		view.Silence = slack.NewActionBlock(blockSilence, menu)
 	} else if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
-		blocks = append(blocks, sil)
+		view.Silence = sil
 	}
-	fallback := truncateRunes(escapeMrkdwn(fmt.Sprintf("🚨 Kafka alert: %d pods of cluster %s are unhealthy", firing, label)), maxFallbackText)
-	return capBlocks(blocks), fallback
-}
-
-func groupThreadText(g AlertGroup) string {
-	var lines []string
-	repeat := true
-	for _, a := range g.Alerts {
-		lines = append(lines, memberLine(a))
-		repeat = repeat && a.Repeat && !a.Changed
-	}
-	head := fmt.Sprintf("➕ %d more pod(s) of this cluster are unhealthy (%d firing in all):", len(g.Alerts), max(g.Firing, len(g.Alerts)))
-	if repeat {
-		head = fmt.Sprintf("🔁 Still firing (%d pods):", max(g.Firing, len(g.Alerts)))
-	}
-	text := head + "\n" + strings.Join(lines, "\n")
-	return truncateRunes(text, plainFallbackMaxText)
-}
-
-func renderResolvedGroup(g AlertGroup, members *groupMembers, now time.Time) ([]slack.Block, string) {
-	label := podLabel(g.Namespace, cmp.Or(g.Cluster, "?"))
-	blocks := []slack.Block{
-		slack.NewHeaderBlock(plain(truncateRunes("✅ Resolved · Kafka cluster "+plainSafe(label), maxHeaderText)), slack.HeaderBlockOptionBlockID(blockHeader)),
-		section(blockAlert, fmt.Sprintf("✅ *Resolved:* every pod of this group is healthy again (or gone) since %s. The thread tells each pod's story.",
-			slackview.Date(now, slackview.DateTime))),
-	}
-	blocks = append(blocks, memberSections("*Pods that were unhealthy*\n", members.sorted())...)
-	return capBlocks(blocks), escapeMrkdwn("Resolved: Kafka cluster " + label)
-}
-
-func renderSummary(s SweepSummary) ([]slack.Block, string) {
-	head := fmt.Sprintf("🩺 Kafka health sweep: %d alert(s) firing", len(s.Firing))
-	if len(s.Firing) == 0 {
-		head = fmt.Sprintf("🩺 Kafka health sweep: all %d Kafka pods healthy", s.KafkaPods)
-	}
-	blocks := []slack.Block{slack.NewHeaderBlock(plain(head), slack.HeaderBlockOptionBlockID(blockHeader))}
-	firing := slices.Clone(s.Firing)
-	slices.SortFunc(firing, func(a, b Alert) int { return strings.Compare(a.Key, b.Key) })
-	var lines []string
-	for i, a := range firing {
-		if i == maxSummaryLines {
-			lines = append(lines, fmt.Sprintf("_… and %d more_", len(firing)-i))
-			break
-		}
-		line := fmt.Sprintf("• %s %s — %s", severityIconFor(a), inlineCode(podLabel(a.Namespace, a.Pod), 200),
-			escapeTruncate(oneLine(cmp.Or(a.Title, "no known failure pattern matched")), 200))
-		if !a.StartsAt.IsZero() {
-			line += " · since " + slackview.Date(a.StartsAt, slackview.DateTime)
-		}
-		lines = append(lines, line)
-	}
-	if len(lines) > 0 {
-		blocks = append(blocks, memberSections("", lines)...)
-	}
-	ctx := fmt.Sprintf("Looked at %d Kafka pod(s) at %s", s.KafkaPods, slackview.Date(s.At, slackview.DateTime))
-	if s.Silenced > 0 {
-		ctx += fmt.Sprintf(" · %d of the alerts are silenced (`/kafka silences`)", s.Silenced)
-	}
-	blocks = append(blocks, slack.NewContextBlock(blockContext, mrkdwn(ctx)))
-	return capBlocks(blocks), escapeMrkdwn(head)
-}
-
-func podLabel(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
+	m := view.Message()
+	return m.Blocks, m.Fallback
 }

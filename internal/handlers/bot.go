@@ -89,6 +89,9 @@ type Options struct {
 	// replicas before the bot acts (*kube.DecisionStore). Nil means an
 	// in-memory record: one replica only (tests; bot serve always sets it).
 	Decisions Decisions
+	// Escalations, when set, lets approvers clear a cluster's escalation
+	// record with a button posted after a repair whose broker crashed again.
+	Escalations Escalations
 	// DryRun asks the Repairer to stop before the first write.
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
@@ -109,6 +112,10 @@ type Options struct {
 	// Repairer runs approved repairs; nil means this build cannot execute
 	// them, and an approval says so in the thread.
 	Repairer Repairer
+	// RepairNotice, when set, returns a line /kafka status shows under its
+	// header when repairs are disabled or unguarded (the admission
+	// self-check); "" shows nothing.
+	RepairNotice func() string
 
 	// Logger receives operational and audit logs (default: discard).
 	Logger *slog.Logger

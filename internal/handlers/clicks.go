@@ -70,6 +70,10 @@ func (b *Bot) onInteraction(ctx context.Context, req socketmode.Request, cb slac
 		b.onSilenceClick(ctx, sc)
 		return
 	}
+	if ec, ok := escalationClickFrom(cb); ok {
+		b.startClick(ctx, "escalation click", ec.User, ec.Channel, ec.ResponseURL, func(ctx context.Context) { b.handleEscalationClick(ctx, ec) })
+		return
+	}
 	c, ok := clickFrom(cb)
 	if !ok {
 		return
@@ -173,6 +177,9 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		fin := &finishOnce{Reporter: rep}
 		sum := b.opts.Repairer.Repair(b.poster.base, req, fin)
 		fin.Finish(b.poster.base, sum)
+		if sum.Outcome == recovery.OutcomeCrashAgain {
+			b.offerEscalationClear(b.poster.base, rep, a)
+		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod,
 			"approver", req.Approver, "outcome", string(sum.Outcome))
@@ -244,14 +251,14 @@ func alreadyDecided(out approval.Outcome) string {
 	switch out.Reason {
 	case approval.ReasonAlreadyRejected:
 		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
-			mention(r.Rejected.User), r.Rejected.At.UTC().Format("15:04:05 MST"))
+			mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
 	case approval.ReasonDuplicate:
 		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
 			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
 	}
 	last := r.Approvals[len(r.Approvals)-1]
 	return fmt.Sprintf("This repair was already approved by %s at %s. Nothing more was done.",
-		mentions(r.Approvers()), last.At.UTC().Format("15:04:05 MST"))
+		mentions(r.Approvers()), slackview.Date(last.At, slackview.DateTime))
 }
 
 // moreApprovers says how many more approvers are needed, in words.

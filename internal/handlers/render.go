@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -50,6 +49,3 @@ var (
 	hasButtons     = slackview.HasButtons
 	repairable     = slackview.Repairable
 )
-
-// severityIcon is a finding's severity emoji, for lists of alerts.
-func severityIcon(s diagnose.Severity) string { return slackview.SeverityLevel(s).Icon() }

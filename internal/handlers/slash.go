@@ -73,6 +73,9 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	}
 }
 
+// blockRepairNotice is the block ID of /kafka status's repair notice.
+const blockRepairNotice = "repair-notice"
+
 // queueFullText is the refusal of a command when the queue is full: it
 // says why and when to try again (at least 5 s, in whole seconds).
 func queueFullText(waiting int, retry time.Duration) string {
@@ -90,6 +93,13 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 	}
 	msg := slackview.Pods(pods, b.clock())
 	blocks, fallback := msg.Blocks, msg.Fallback
+	if b.opts.RepairNotice != nil {
+		if notice := b.opts.RepairNotice(); notice != "" && len(blocks) > 0 {
+			// Right under the header: whether repairs can run at all.
+			blocks = append(blocks[:1:1], append([]slack.Block{slackview.Section(blockRepairNotice, notice)}, blocks[1:]...)...)
+			fallback = notice + "\n" + fallback
+		}
+	}
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 	}

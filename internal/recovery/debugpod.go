@@ -78,9 +78,39 @@ const maxDebugDeadline = time.Hour
 
 // rootSecurityNote explains why a debug pod for a root broker is not
 // restricted-PSA compliant.
-const rootSecurityNote = "the broker runs as uid 0, so the debug pod must too to own the same files: " +
+const rootSecurityNote = "the broker runs as uid 0 and ALLOW_ROOT_BROKER is set, so the debug pod runs as root too, to own the same files: " +
 	"it cannot satisfy the restricted Pod Security Standard (runAsNonRoot); " +
 	"all capabilities are still dropped, privilege escalation is off and the root filesystem is read-only"
+
+// imageUserNote explains runAsNonRoot on a debug pod whose broker names no uid.
+const imageUserNote = "the broker sets no runAsUser: the debug pod runs as its image's user with runAsNonRoot, " +
+	"so the kubelet refuses to start it if that user is root"
+
+// RootBrokerError says the broker runs as uid 0 and running the debug pod as
+// root was not allowed. The deployed admission policy admits only non-root
+// debug pods unless the bot's namespace opts in, so the automated repair is
+// refused and the manual runbook applies.
+type RootBrokerError struct {
+	Namespace, Pod string
+}
+
+func (e *RootBrokerError) Error() string {
+	return fmt.Sprintf("broker %s/%s runs as uid 0: the automated repair would need a root debug pod, which this bot does not run "+
+		"(the admission policy admits only non-root debug pods); follow the manual runbook of the finding, or, to allow it, "+
+		"set ALLOW_ROOT_BROKER=true and annotate the bot's namespace kafkabot.io/allow-root-broker=true", e.Namespace, e.Pod)
+}
+
+// NoDigestError says no image pinned by digest is known for the debug pod:
+// the admission policy admits only repo@sha256:... images, so a tag (which
+// can be re-pointed) is never used.
+type NoDigestError struct {
+	Image string
+}
+
+func (e *NoDigestError) Error() string {
+	return fmt.Sprintf("image %q is not pinned by digest and the kubelet reported no digest for the broker's image: "+
+		"set DEBUG_IMAGE to an image by digest (repo@sha256:...)", e.Image)
+}
 
 // digestRefRE is an image reference pinned by sha256 digest.
 var digestRefRE = regexp.MustCompile(`^[^\s@]+@sha256:[0-9a-f]{64}$`)
@@ -107,6 +137,9 @@ type DebugPodInput struct {
 	Script ScriptInput
 	// Deadline is the pod's activeDeadlineSeconds (DefaultDebugDeadline if 0).
 	Deadline time.Duration
+	// AllowRoot lets the debug pod run as uid 0 when the broker does
+	// (ALLOW_ROOT_BROKER). Without it such a broker gets a *RootBrokerError.
+	AllowRoot bool
 }
 
 // ReadWriteOncePodError says a claim is ReadWriteOncePod: the scheduler lets
@@ -140,9 +173,11 @@ func (e *ReadWriteOncePodError) Error() string {
 // Identity: the broker's uid, gid, fsGroup, supplemental groups and SELinux
 // options, so renames are allowed and no ownership changes; fsGroupChangePolicy
 // OnRootMismatch so the kubelet does not walk the volume re-chowning files.
-// Everything else is locked down to the restricted Pod Security Standard,
-// except runAsNonRoot for a broker that runs as root (see the
-// AnnotationSecurityNote annotation).
+// Everything else is locked down to the restricted Pod Security Standard and
+// to what deploy/'s admission policy admits: runAsNonRoot always, except for
+// a broker that runs as root when in.AllowRoot is set (see the
+// AnnotationSecurityNote annotation; without it DebugPod returns a
+// *RootBrokerError), and an image pinned by digest (else a *NoDigestError).
 func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	broker := in.Broker
 	if broker == nil {
@@ -196,6 +231,9 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
 	podSC, containerSC, note := debugSecurityContexts(broker.Spec.SecurityContext, kafka.SecurityContext)
+	if !*containerSC.RunAsNonRoot && !in.AllowRoot {
+		return nil, &RootBrokerError{Namespace: broker.Namespace, Pod: broker.Name}
+	}
 
 	mode := ModeApply
 	if script.CheckOnly {
@@ -350,11 +388,15 @@ func claimVolumeNames(broker *corev1.Pod) map[string]string {
 }
 
 // debugImage picks the image: the override, else the broker's image by the
-// digest the kubelet resolved (imageID), else the broker's spec image.
+// digest the kubelet resolved (imageID), else the broker's spec image. Each
+// must be pinned by digest (repo@sha256:...).
 func debugImage(override string, broker *corev1.Pod, kafka *corev1.Container) (image, source string, err error) {
 	if override != "" {
 		if strings.ContainsAny(override, " \t\r\n") {
 			return "", "", fmt.Errorf("debug image %q contains white space", override)
+		}
+		if !digestRefRE.MatchString(override) {
+			return "", "", &NoDigestError{Image: override}
 		}
 		return override, ImageSourceOverride, nil
 	}
@@ -372,6 +414,9 @@ func debugImage(override string, broker *corev1.Pod, kafka *corev1.Container) (i
 	}
 	if kafka.Image == "" {
 		return "", "", fmt.Errorf("container %s has no image", kafka.Name)
+	}
+	if !digestRefRE.MatchString(kafka.Image) {
+		return "", "", &NoDigestError{Image: kafka.Image}
 	}
 	return kafka.Image, ImageSourceTag, nil
 }
@@ -404,7 +449,7 @@ func debugSecurityContexts(pod *corev1.PodSecurityContext, ctr *corev1.SecurityC
 	}
 	uid := firstNonNil(ctr.RunAsUser, pod.RunAsUser)
 	gid := firstNonNil(ctr.RunAsGroup, pod.RunAsGroup)
-	nonRoot := firstNonNil(ctr.RunAsNonRoot, pod.RunAsNonRoot)
+	var nonRoot *bool
 	var note string
 	switch {
 	case uid != nil && *uid == 0:
@@ -412,11 +457,14 @@ func debugSecurityContexts(pod *corev1.PodSecurityContext, ctr *corev1.SecurityC
 		note = rootSecurityNote
 	case uid != nil:
 		nonRoot = ptr.To(true)
-	case nonRoot == nil || !*nonRoot:
+	default:
 		// No uid anywhere: the image's USER applies, as it did for the broker
-		// when the image is the same. Without runAsNonRoot the kubelet would
-		// also start a root image, so say so.
-		note = "the broker sets no runAsUser and no runAsNonRoot: the debug pod runs as the image's user and may not meet the restricted Pod Security Standard"
+		// when the image is the same. runAsNonRoot makes the kubelet refuse a
+		// root image user instead of running the script as root.
+		nonRoot = ptr.To(true)
+		if broker := firstNonNil(ctr.RunAsNonRoot, pod.RunAsNonRoot); broker == nil || !*broker {
+			note = imageUserNote
+		}
 	}
 	podSC := &corev1.PodSecurityContext{
 		RunAsUser:          uid,

@@ -251,7 +251,7 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 	in.ClaimNames = []string{"data-0-my-cluster-broker-pool-0", "data-1-my-cluster-broker-pool-0"}
 	in.ClaimAccessModes = nil // not read by the caller: cannot refuse RWOP, must still work
 	in.Script.MountRoot = "/mnt/kb"
-	in.Image = "registry.local/tools/busybox:1.36"
+	in.Image = "registry.local/tools/busybox@sha256:" + strings.Repeat("c", 64)
 	in.Deadline = 0
 
 	pod, err := DebugPod(in)
@@ -275,16 +275,23 @@ func TestDebugPodStrimziJBODRootAndOverrides(t *testing.T) {
 	if *psc.RunAsUser != 1001 || psc.RunAsGroup != nil || !*psc.RunAsNonRoot || *psc.FSGroup != 0 {
 		t.Errorf("pod identity %+v", psc)
 	}
-	if c.Image != "registry.local/tools/busybox:1.36" || pod.Annotations[AnnotationImageSource] != ImageSourceOverride {
+	if c.Image != "registry.local/tools/busybox@sha256:"+strings.Repeat("c", 64) || pod.Annotations[AnnotationImageSource] != ImageSourceOverride {
 		t.Errorf("image %q source %q", c.Image, pod.Annotations[AnnotationImageSource])
 	}
 	if *pod.Spec.ActiveDeadlineSeconds != int64(DefaultDebugDeadline/time.Second) {
 		t.Errorf("default deadline %d", *pod.Spec.ActiveDeadlineSeconds)
 	}
 
-	// A broker that runs as root: the debug pod must too, and says it is not restricted.
+	// A broker that runs as root: refused (the manual runbook applies)
+	// unless root is allowed; then the debug pod runs as root too, and says
+	// it is not restricted.
 	root := bitnamiInput()
 	root.Broker.Spec.Containers[1].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(int64(0))}
+	var rootErr *RootBrokerError
+	if _, err := DebugPod(root); !errors.As(err, &rootErr) || !strings.Contains(err.Error(), "manual runbook") {
+		t.Fatalf("root broker without AllowRoot: err %v, want a RootBrokerError naming the manual runbook", err)
+	}
+	root.AllowRoot = true
 	pod, err = DebugPod(root)
 	if err != nil {
 		t.Fatal(err)
@@ -307,9 +314,9 @@ func TestDebugPodImage(t *testing.T) {
 	}{
 		{"containerd digest", bitnamiDigest, "", bitnamiDigest, ImageSourceDigest},
 		{"docker-pullable", "docker-pullable://" + bitnamiDigest, "", bitnamiDigest, ImageSourceDigest},
-		{"bare image id is not pullable", "sha256:3f1a4c0e9b8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29", "",
-			"docker.io/bitnami/kafka:3.5.1-debian-11-r44", ImageSourceTag},
-		{"not started yet", "", "", "docker.io/bitnami/kafka:3.5.1-debian-11-r44", ImageSourceTag},
+		{"bare image id is not pullable: refused", "sha256:3f1a4c0e9b8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29", "", "", ""},
+		{"not started yet, tag only: refused", "", "", "", ""},
+		{"override by tag: refused", bitnamiDigest, "busybox:1.36", "", ""},
 		{"override wins", bitnamiDigest, "busybox@sha256:" + strings.Repeat("b", 64), "busybox@sha256:" + strings.Repeat("b", 64), ImageSourceOverride},
 	}
 	for _, tc := range tests {
@@ -318,6 +325,13 @@ func TestDebugPodImage(t *testing.T) {
 			in.Broker.Status.ContainerStatuses[1].ImageID = tc.imageID
 			in.Image = tc.override
 			pod, err := DebugPod(in)
+			if tc.want == "" {
+				var nd *NoDigestError
+				if !errors.As(err, &nd) {
+					t.Fatalf("err %v, want a NoDigestError (the admission policy admits only images by digest)", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -433,5 +447,27 @@ func TestDebugEphemeralContainerForReadWriteOncePod(t *testing.T) {
 	in.ClaimNames = []string{"data-other"}
 	if _, err := DebugEphemeralContainer(in); err == nil {
 		t.Error("accepted a claim the broker does not mount")
+	}
+}
+
+// TestDebugPodWithoutUIDRunsNonRoot: a broker that names no uid runs as its
+// image's user; the debug pod then requires a non-root user (the admission
+// policy admits nothing else) and says why.
+func TestDebugPodWithoutUIDRunsNonRoot(t *testing.T) {
+	in := bitnamiInput()
+	in.Broker.Spec.SecurityContext = nil
+	for i := range in.Broker.Spec.Containers {
+		in.Broker.Spec.Containers[i].SecurityContext = nil
+	}
+	pod, err := DebugPod(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := pod.Spec.Containers[0].SecurityContext
+	if sc.RunAsUser != nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || !*pod.Spec.SecurityContext.RunAsNonRoot {
+		t.Errorf("container %+v: want no uid and runAsNonRoot true", sc)
+	}
+	if pod.Annotations[AnnotationSecurityNote] != imageUserNote {
+		t.Errorf("security note %q", pod.Annotations[AnnotationSecurityNote])
 	}
 }

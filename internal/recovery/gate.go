@@ -66,6 +66,8 @@ type gateInput struct {
 	loadPeers    func(ctx context.Context) ([]diagnose.Snapshot, error)
 	loadLeases   func(ctx context.Context) ([]coordinationv1.Lease, error)
 	diagnosePeer func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error)
+	// loadEscalations reads the escalation records of the broker's namespace.
+	loadEscalations func(ctx context.Context) ([]kube.Escalation, error)
 
 	// now is when the gates run (the Repairer's clock), for "recent".
 	now time.Time
@@ -86,6 +88,7 @@ var gates = []gate{
 	{GateSamePod, checkSamePod},
 	{GateCrashLooping, checkCrashLooping},
 	{GateSameFinding, checkSameFinding},
+	{GateNotEscalated, checkNotEscalated},
 	{GateBrokerOnly, checkBrokerOnly},
 	{GateOffsets, checkOffsets},
 	{GateSameFinding, checkSameRemedy},

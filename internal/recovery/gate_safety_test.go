@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 // runningBetweenCrashes is a peer's status in the part of a crash-loop
@@ -133,5 +134,68 @@ func TestSafety07_NoVisibleControllerRefuses(t *testing.T) {
 	}
 	if !strings.Contains(s.Text, "Warning: controller-quorum-ready: no controller pod of this cluster is visible") {
 		t.Errorf("summary lacks the quorum warning:\n%s", s.Text)
+	}
+}
+
+// TestSafety02_CrashAgainEscalatesCluster: after a repair whose broker
+// crashes again, the bot leaves a durable per-cluster escalation record
+// (the Lease kafkabot-escalated-<key>); every later automated repair of a
+// broker of that cluster is refused, naming how a person clears it, until
+// the record is cleared.
+func TestSafety02_CrashAgainEscalatesCluster(t *testing.T) {
+	c := seedCluster(t)
+	h := newHarness(t, c, kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "crash", brokerLog: offsetCrashLog(t)})
+	ctx := context.Background()
+	s := h.r.Repair(ctx, request(), &recorder{})
+	if s.Outcome != OutcomeCrashAgain {
+		t.Fatalf("outcome %s, want crashed-again:\n%s", s.Outcome, s.Text)
+	}
+	if !strings.Contains(s.Text, "cluster kafka/foobar is now escalated") || !strings.Contains(s.Text, "bot escalation clear kafka/foobar") {
+		t.Errorf("the summary does not say the cluster is escalated and how to clear it:\n%s", s.Text)
+	}
+	key := kube.ClusterKeyOf(testNS, "foobar")
+	if _, err := h.cs.CoordinationV1().Leases(testNS).Get(ctx, kube.EscalationLeaseName(key), metav1.GetOptions{}); err != nil {
+		t.Fatalf("no escalation record: %v", err)
+	}
+
+	// A new approval of the recreated broker, crash-looping with the same
+	// finding: refused by the escalation, nothing written.
+	again := request()
+	again.ApprovalID, again.PodUID, again.Approver = "appr-0002", newBrokerUID, "U0SECOND"
+	before := len(h.writes())
+	s = h.r.Repair(ctx, again, &recorder{})
+	if s.Outcome != OutcomeGateFailed || !strings.Contains(s.Text, "safety gate "+GateNotEscalated+" refused: cluster kafka/foobar is escalated") {
+		t.Fatalf("second repair: outcome %s, want the escalation gate to refuse:\n%s", s.Outcome, s.Text)
+	}
+	if w := h.writes()[before:]; len(w) > 0 {
+		t.Errorf("a repair refused by the escalation wrote: %v", w)
+	}
+
+	// A person clears it; the gate no longer refuses.
+	if _, err := h.kc.ClearEscalation(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	again.ApprovalID, again.DryRun = "appr-0003", true // the gates, and no write
+	s = h.r.Repair(ctx, again, &recorder{})
+	if s.Outcome != OutcomeDryRun || strings.Contains(s.Text, GateNotEscalated) {
+		t.Errorf("after clearing, the escalation gate still refuses:\n%s", s.Text)
+	}
+}
+
+func TestClusterKeyOverlaps(t *testing.T) {
+	tests := []struct {
+		a, b kube.ClusterKey
+		want bool
+	}{
+		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, true},
+		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: "b"}, false},
+		{kube.ClusterKey{Namespace: "kafka", Cluster: ""}, kube.ClusterKey{Namespace: "kafka", Cluster: "b"}, true},
+		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: ""}, true},
+		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "other", Cluster: "a"}, false},
+	}
+	for _, tc := range tests {
+		if got := tc.a.Overlaps(tc.b); got != tc.want {
+			t.Errorf("%s overlaps %s = %t, want %t", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

@@ -44,6 +44,10 @@ type RepairOptions struct {
 	Timeout time.Duration
 	// DryRun makes every repair a dry run.
 	DryRun bool
+	// AllowRootBroker lets the debug pod run as root for a broker that runs
+	// as uid 0 (ALLOW_ROOT_BROKER); without it such a repair is refused
+	// before any write and the manual runbook applies.
+	AllowRootBroker bool
 	// Clock times steps and waits (the real clock when nil).
 	Clock clock.Clock
 	// Identity names this bot replica as Lease holder (the host name when "").

@@ -105,6 +105,7 @@ func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 		loadLeases: onceValue(func(ctx context.Context) ([]coordinationv1.Lease, error) {
 			return r.leasesOf(ctx, req.Namespace)
 		}),
+		loadEscalations: func(ctx context.Context) ([]kube.Escalation, error) { return r.kc.Escalations(ctx, req.Namespace) },
 		diagnosePeer: func(ctx context.Context, s diagnose.Snapshot) ([]diagnose.Finding, error) {
 			full, err := r.inspect.Snapshot(ctx, s.Namespace, s.Pod)
 			if err != nil {
@@ -169,6 +170,7 @@ func (run *repairRun) buildSpecStep() Step {
 				Broker: broker, KafkaContainer: run.snap.KafkaContainer, Image: run.r.opts.DebugImage,
 				RepairID: labelValue(run.req.ApprovalID), Script: run.script, Deadline: run.r.opts.Timeout,
 				ClaimAccessModes: map[string][]corev1.PersistentVolumeAccessMode{},
+				AllowRoot:        run.r.opts.AllowRootBroker,
 			}
 			for _, c := range run.snap.Claims {
 				in.ClaimNames = append(in.ClaimNames, c.ClaimName)
@@ -633,6 +635,7 @@ func (run *repairRun) crashAgain(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 	run.crash = ce
+	run.escalate(ctx, pod, ce)
 	return ce
 }
 

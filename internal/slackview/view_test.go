@@ -366,3 +366,48 @@ func TestMentionIDs(t *testing.T) {
 		}
 	}
 }
+
+func sweepFacts() []slackview.AlertFacts {
+	return []slackview.AlertFacts{
+		{Key: "kafka/foobar-kafka-broker-0/metadata-log-offset-mismatch", Namespace: "kafka", Pod: "foobar-kafka-broker-0",
+			Rule: "metadata-log-offset-mismatch", Title: "KRaft metadata log diverged", Severity: diagnose.SeverityCritical,
+			Reason: "CrashLoopBackOff", StartsAt: now.Add(-20 * time.Minute), ResolvedAt: now, Resolution: slackview.ResolutionRecovered},
+		{Key: "kafka/foobar-kafka-broker-1/", Namespace: "kafka", Pod: "foobar-kafka-broker-1", Reason: "OOMKilled", StartsAt: now.Add(-5 * time.Minute)},
+	}
+}
+
+func TestGoldenSweepViews(t *testing.T) {
+	f := sweepFacts()
+	lines := []string{slackview.MemberLine(f[0]), slackview.MemberLine(f[1])}
+	for name, blocks := range map[string][]slack.Block{
+		"group":          slackview.Group{Namespace: "kafka", Cluster: "foobar", Firing: 2, Lines: lines, Now: now}.Message().Blocks,
+		"group-resolved": slackview.ResolvedGroup("kafka", "foobar", lines, now).Blocks,
+		"alert-resolved": slackview.ResolvedAlert(f[0]),
+		"summary":        slackview.SweepSummary{At: now, KafkaPods: 5, Firing: f, Silenced: 1}.Message().Blocks,
+	} {
+		t.Run(name, func(t *testing.T) { golden(t, name, blocks) })
+	}
+}
+
+// An alerting pod is unhealthy: its line is never green, blue or yellow,
+// however minor its finding, and red when it crash-loops or no rule
+// explains it.
+func TestAlertingPodsAreNeverGreen(t *testing.T) {
+	for _, tt := range []struct {
+		sev    diagnose.Severity
+		reason string
+		title  string
+		want   string
+	}{
+		{diagnose.SeverityInfo, "FrequentRestarts", "a note", "🟠"},
+		{diagnose.SeverityLow, "FrequentRestarts", "a minor finding", "🟠"},
+		{diagnose.SeverityLow, "CrashLoopBackOff", "a minor finding", "🔴"},
+		{diagnose.SeverityInfo, "OOMKilled", "a note", "🔴"},
+		{"", "FrequentRestarts", "", "🔴"},
+	} {
+		line := slackview.MemberLine(slackview.AlertFacts{Namespace: "kafka", Pod: "p", Severity: tt.sev, Reason: tt.reason, Title: tt.title})
+		if !strings.HasPrefix(line, "• "+tt.want+" ") {
+			t.Errorf("%s/%s/%q: line %q, want %s", tt.sev, tt.reason, tt.title, line, tt.want)
+		}
+	}
+}

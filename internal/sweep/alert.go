@@ -64,6 +64,10 @@ type Alert struct {
 	Changed bool
 	// Group is the key of the cluster group this alert was notified in ("" alone).
 	Group string
+	// Channel is the Slack channel an external alert (Alertmanager) named
+	// for this alert; "" means the notifier's own channel. An alert with a
+	// channel is never grouped.
+	Channel string
 	// Resolution and ResolvedAt are set when the alert is resolved.
 	Resolution Resolution
 	ResolvedAt time.Time

@@ -64,6 +64,10 @@ type evaluation struct {
 	failed map[kube.PodKey]bool
 	// recheck are pods that turned healthy: evaluate them after the grace.
 	recheck []kube.PodKey
+	// resolvedExternally are pods whose external alert (Alertmanager) just
+	// resolved: once the pod is Ready or gone their alerts resolve without
+	// waiting for the grace.
+	resolvedExternally map[kube.PodKey]bool
 }
 
 // stage is one step of the alert pipeline. Stages run in order on the same
@@ -82,6 +86,12 @@ func (s *Sweeper) evaluate(ctx context.Context, keys []kube.PodKey, full bool) (
 
 // evaluateLocked is evaluate for a caller holding s.mu.
 func (s *Sweeper) evaluateLocked(ctx context.Context, keys []kube.PodKey, full bool) (map[kube.PodKey]bool, error) {
+	return s.evaluateWith(ctx, keys, full, nil)
+}
+
+// evaluateWith is evaluateLocked with the pods whose external alert just
+// resolved.
+func (s *Sweeper) evaluateWith(ctx context.Context, keys []kube.PodKey, full bool, resolvedExternally map[kube.PodKey]bool) (map[kube.PodKey]bool, error) {
 	if s.st == nil || s.leaderCtx == nil || s.leaderCtx.Err() != nil {
 		return nil, ErrNotLeader
 	}
@@ -92,7 +102,8 @@ func (s *Sweeper) evaluateLocked(ctx context.Context, keys []kube.PodKey, full b
 	if err := s.store.refresh(s.st); err != nil {
 		s.log.Warn("reading silences from the state cache", "err", err)
 	}
-	e := &evaluation{now: s.clock.Now(), st: s.st, pods: map[kube.PodKey]*observed{}, failed: map[kube.PodKey]bool{}}
+	e := &evaluation{now: s.clock.Now(), st: s.st, pods: map[kube.PodKey]*observed{}, failed: map[kube.PodKey]bool{},
+		resolvedExternally: resolvedExternally}
 	s.observe(e, keys, full)
 	s.diagnoseUnhealthy(ctx, e)
 
@@ -171,7 +182,11 @@ func (s *Sweeper) diagnoseUnhealthy(ctx context.Context, e *evaluation) {
 			d = s.read(ctx, k, o)
 			s.diagnoses[k] = d
 		}
-		e.fire = append(e.fire, &firingAlert{alert: newAlert(o, d)})
+		a := newAlert(o, d)
+		if h, ok := s.external[k]; ok {
+			a.Channel = h.channel
+		}
+		e.fire = append(e.fire, &firingAlert{alert: a})
 	}
 }
 
@@ -249,8 +264,13 @@ func (recordStage) run(_ context.Context, e *evaluation) error {
 		}
 		// Shown in messages but not worth a write on their own.
 		r.Title, r.Severity, r.Reason, r.Detail = a.Title, a.Severity, a.Reason, a.Detail
+		if r.NotifiedAt.IsZero() && f.alert.Channel != "" && r.Channel != f.alert.Channel {
+			// Only before the first post: the message stays where it is.
+			r.Channel, r.UpdatedAt = f.alert.Channel, e.now
+			e.dirty = true
+		}
 		f.rec = r
-		f.alert.StartsAt = r.StartsAt
+		f.alert.StartsAt, f.alert.Channel = r.StartsAt, r.Channel
 	}
 	return nil
 }
@@ -299,13 +319,23 @@ type notifyStage struct {
 
 func (s notifyStage) run(ctx context.Context, e *evaluation) error {
 	byCluster := map[string][]*firingAlert{}
+	var alone []*firingAlert
 	for _, f := range e.fire {
+		if f.notify && f.alert.Channel != "" {
+			alone = append(alone, f) // a routed alert posts where it was routed, on its own
+			continue
+		}
 		if f.notify {
 			gk := ClusterKey(f.alert.Namespace, f.alert.Cluster)
 			byCluster[gk] = append(byCluster[gk], f)
 		}
 	}
 	var errs []error
+	for _, f := range alone {
+		if err := s.notifyOne(ctx, e, f); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, gk := range slices.Sorted(maps.Keys(byCluster)) {
 		members := byCluster[gk]
 		g := e.st.Groups[gk]
@@ -439,7 +469,7 @@ func (s resolveStage) run(ctx context.Context, e *evaluation) error {
 				e.dirty = true
 				e.recheck = append(e.recheck, pk)
 			}
-			if e.now.Sub(r.HealthySince) < s.grace {
+			if e.now.Sub(r.HealthySince) < s.grace && !e.resolvedExternally[pk] {
 				continue
 			}
 			res = ResolutionRecovered

@@ -63,6 +63,9 @@ type alertRecord struct {
 	NotifiedFingerprint string     `json:"notifiedFingerprint,omitempty"`
 	Ref                 MessageRef `json:"ref,omitzero"`
 	Group               string     `json:"group,omitempty"`
+	// Channel is the channel an external alert named before the first
+	// notification (kept so a repeat goes to the same place).
+	Channel string `json:"channel,omitempty"`
 	// HealthySince is when the pod was first seen Ready (or absent) while
 	// the alert fired; zero while it is not.
 	HealthySince time.Time  `json:"healthySince,omitzero"`
@@ -80,7 +83,7 @@ func (r *alertRecord) alert() Alert {
 	return Alert{
 		Key: r.Key, Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Cluster: r.Cluster,
 		Rule: r.Rule, Title: r.Title, Severity: r.Severity, Reason: r.Reason, Detail: r.Detail,
-		StartsAt: r.StartsAt, Group: r.Group, Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
+		StartsAt: r.StartsAt, Group: r.Group, Channel: r.Channel, Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
 	}
 }
 

@@ -204,6 +204,8 @@ type Sweeper struct {
 	leaderCtx context.Context // ends when leadership ends; nil unless leading
 	detector  *Detector
 	diagnoses map[kube.PodKey]diagnosis
+	// external are the pods an external alert (Alertmanager) fires for.
+	external map[kube.PodKey]externalHint
 }
 
 // New builds a Sweeper. Nothing talks to the API server before Run.
@@ -225,6 +227,7 @@ func New(opts Options) (*Sweeper, error) {
 		store:     &stateStore{cm: cm},
 		detector:  NewDetector(opts.RestartThreshold, opts.RestartWindow),
 		diagnoses: map[kube.PodKey]diagnosis{},
+		external:  map[kube.PodKey]externalHint{},
 	}, nil
 }
 

@@ -22,12 +22,14 @@ const (
 )
 
 // appliedKinds are the kinds of deploy/ the harness installs: identity,
-// authorization and admission. Workloads (the bot's Deployment) and secret
+// authorization, admission and the debug pods' network isolation.
+// Workloads (the bot's Deployment) and secret
 // templates are left out; the tests run the bot in-process.
 var appliedKinds = []string{
 	"Namespace", "ServiceAccount",
 	"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
 	"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+	"NetworkPolicy",
 }
 
 // Manifests are the objects of deploy/ that the harness installs.
@@ -101,4 +103,84 @@ func (m *Manifests) ForKafkaNamespace(ns string) []*unstructured.Unstructured {
 // per-Kafka-namespace ones in the placeholder namespace).
 func (m *Manifests) All() []*unstructured.Unstructured {
 	return append(slices.Clone(m.Shared), m.PerKafkaNamespace...)
+}
+
+// ParamsLabel marks the bot's Namespace as the admission policy's
+// parameters (deploy/base/admission-policy.yaml).
+const ParamsLabel = "kafkabot.io/bot-namespace"
+
+// ServiceAccountAnnotation names the bot's ServiceAccount on its Namespace.
+const ServiceAccountAnnotation = "kafkabot.io/service-account"
+
+// ForBot returns copies of the bot's own namespaced objects and its
+// Namespace (not the cluster-scoped policy and binding, which name no
+// identity and are shared) for a bot installed as
+// namespace/serviceAccount, as an installer who chose those names would
+// render deploy/. With params false the Namespace lacks ParamsLabel: an
+// install that forgot the policy's parameters.
+func (m *Manifests) ForBot(namespace, serviceAccount string, params bool) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, obj := range m.Shared {
+		c := obj.DeepCopy()
+		switch {
+		case c.GetKind() == "Namespace":
+			c.SetName(namespace)
+			labels := c.GetLabels()
+			if !params {
+				delete(labels, ParamsLabel)
+			}
+			c.SetLabels(labels)
+			annotations := c.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[ServiceAccountAnnotation] = serviceAccount
+			c.SetAnnotations(annotations)
+		case c.GetNamespace() == "":
+			continue // the policy and its binding
+		default:
+			c.SetNamespace(namespace)
+			if c.GetKind() == "ServiceAccount" {
+				c.SetName(serviceAccount)
+			}
+			if err := rebindSubjects(c, namespace, serviceAccount); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// ForKafkaNamespaceOf is ForKafkaNamespace for a bot installed as
+// botNamespace/serviceAccount: the RoleBindings name that ServiceAccount.
+func (m *Manifests) ForKafkaNamespaceOf(ns, botNamespace, serviceAccount string) ([]*unstructured.Unstructured, error) {
+	out := m.ForKafkaNamespace(ns)
+	for _, c := range out {
+		if err := rebindSubjects(c, botNamespace, serviceAccount); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rebindSubjects points a RoleBinding's ServiceAccount subjects at
+// namespace/serviceAccount.
+func rebindSubjects(obj *unstructured.Unstructured, namespace, serviceAccount string) error {
+	if obj.GetKind() != "RoleBinding" {
+		return nil
+	}
+	subjects, _, err := unstructured.NestedSlice(obj.Object, "subjects")
+	if err != nil {
+		return fmt.Errorf("RoleBinding %s: %w", obj.GetName(), err)
+	}
+	for i, s := range subjects {
+		sub, ok := s.(map[string]any)
+		if !ok || sub["kind"] != "ServiceAccount" {
+			continue
+		}
+		sub["name"], sub["namespace"] = serviceAccount, namespace
+		subjects[i] = sub
+	}
+	return unstructured.SetNestedSlice(obj.Object, subjects, "subjects")
 }

@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -238,23 +239,100 @@ func (e *Env) KafkaNamespace(t testing.TB, name string, labels map[string]string
 	if err := e.applier.Apply(ctx, e.Manifests.ForKafkaNamespace(name)...); err != nil {
 		t.Fatalf("installing the bot's RBAC in %s: %v", name, err)
 	}
-	e.waitForBotAccess(t, name)
+	e.waitForAccess(t, e.BotConfig(), name)
 	return name
 }
 
-// waitForBotAccess returns once the API server's RBAC authorizer, which
-// works from a watch cache, lets the bot get pods in namespace ns: right
-// after the RoleBinding is created a request may still be refused.
-func (e *Env) waitForBotAccess(t testing.TB, ns string) {
+// InstallBot installs the bot's identity as an installer who chose
+// namespace and serviceAccount instead of deploy/'s names would: the
+// Namespace (with the admission policy's parameter label when params is
+// true), the ServiceAccount and its own Role and RoleBinding. deploy/'s
+// cluster-wide policy and binding are shared, unchanged. It returns a
+// configuration acting as that ServiceAccount. The namespace name is used
+// as given: pick one no other test uses.
+func (e *Env) InstallBot(t testing.TB, namespace, serviceAccount string, params bool) *rest.Config {
 	t.Helper()
+	objs, err := e.Manifests.ForBot(namespace, serviceAccount, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.applier.Apply(ctx, objs...); err != nil {
+		t.Fatalf("installing the bot as %s/%s: %v", namespace, serviceAccount, err)
+	}
+	return e.ImpersonatedConfig(namespace + "/" + serviceAccount)
+}
+
+// KafkaNamespaceOf is KafkaNamespace for a bot that InstallBot installed
+// as botNamespace/serviceAccount.
+func (e *Env) KafkaNamespaceOf(t testing.TB, name, botNamespace, serviceAccount string) string {
+	t.Helper()
+	name = e.Namespace(t, name, nil)
+	objs, err := e.Manifests.ForKafkaNamespaceOf(name, botNamespace, serviceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.applier.Apply(ctx, objs...); err != nil {
+		t.Fatalf("installing the RBAC of %s/%s in %s: %v", botNamespace, serviceAccount, name, err)
+	}
+	e.waitForAccess(t, e.ImpersonatedConfig(botNamespace+"/"+serviceAccount), name)
+	return name
+}
+
+// SelfNamespace creates namespace name with deploy/'s Role and RoleBinding
+// of the bot's own namespace in it (subjects unchanged): a private copy of
+// the bot's namespace, for tests that keep alert state or leadership
+// without touching other tests' (the state ConfigMap has one fixed name).
+// Use the name it returns.
+func (e *Env) SelfNamespace(t testing.TB, name string) string {
+	t.Helper()
+	name = e.Namespace(t, name, nil)
+	var objs []*unstructured.Unstructured
+	for _, obj := range e.Manifests.Shared {
+		if obj.GetNamespace() == BotNamespace && (obj.GetKind() == "Role" || obj.GetKind() == "RoleBinding") {
+			c := obj.DeepCopy()
+			c.SetNamespace(name)
+			objs = append(objs, c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.applier.Apply(ctx, objs...); err != nil {
+		t.Fatalf("installing the bot's own Role in %s: %v", name, err)
+	}
 	bot, err := kubernetes.NewForConfig(e.BotConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: name, Resource: "configmaps", Verb: "create"},
+	}}
+	WaitFor(t, "the bot's own RoleBinding in "+name+" to take effect", func(ctx context.Context) (bool, error) {
+		got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return got.Status.Allowed, nil
+	})
+	return name
+}
+
+// waitForAccess returns once the API server's RBAC authorizer, which works
+// from a watch cache, lets cfg's identity get pods in namespace ns: right
+// after the RoleBinding is created a request may still be refused.
+func (e *Env) waitForAccess(t testing.TB, cfg *rest.Config, ns string) {
+	t.Helper()
+	bot, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: "get"},
 	}}
-	WaitFor(t, "the bot's RoleBinding in "+ns+" to take effect", func(ctx context.Context) (bool, error) {
+	WaitFor(t, cfg.Impersonate.UserName+"'s RoleBinding in "+ns+" to take effect", func(ctx context.Context) (bool, error) {
 		got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			return false, err

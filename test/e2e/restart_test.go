@@ -103,7 +103,7 @@ func TestRestartMidRepair(t *testing.T) {
 
 	m := w.diagnose("diagnose broker-0")
 	w.click(m, actionApprove, approver)
-	w.waitThread(m, "Wait for debug pod")
+	w.waitThread(m, "⏳ Wait for debug pod") // running, not only planned (⏸)
 	testenv.WaitFor(t, "the debug pod's script to start", func(context.Context) (bool, error) {
 		return gate.runs(t) == 1, nil
 	})

@@ -207,6 +207,11 @@ type alertingBot struct {
 func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *alertingBot {
 	w.t.Helper()
 	p := w.newBotParts(identity)
+	if w.self == "" {
+		// The world's own copy of the bot's namespace (deploy/'s Role): the
+		// one state ConfigMap name the bot may write is shared otherwise.
+		w.self = w.env.SelfNamespace(w.t, "kafka-bot-"+w.ns)
+	}
 	alerts := handlers.NewAlertNotifier(alertChannel)
 	sw, err := sweep.New(sweep.Options{
 		Client:         p.cluster,
@@ -215,10 +220,10 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		RepeatInterval: sweep.DefaultRepeatInterval,
 		ResolveGrace:   alertGrace,
 		GroupWait:      -1, // the fake clock would hold a group wait forever
-		StateNamespace: testenv.BotNamespace,
-		StateName:      "kafkabot-alert-state-" + w.ns,
+		StateNamespace: w.self,
+		StateName:      sweep.DefaultStateName,
 		LeaderElection: true,
-		LeaseName:      "kafkabot-leader-" + w.ns,
+		LeaseName:      "kafkabot-leader",
 		Identity:       identity,
 		Clock:          clk,
 		Logger:         p.log,
@@ -232,7 +237,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 }
 
 func (w *world) alertState(ctx context.Context) map[string]string {
-	cm, err := w.admin.CoreV1().ConfigMaps(testenv.BotNamespace).Get(ctx, "kafkabot-alert-state-"+w.ns, metav1.GetOptions{})
+	cm, err := w.admin.CoreV1().ConfigMaps(w.self).Get(ctx, sweep.DefaultStateName, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
@@ -81,6 +82,9 @@ type world struct {
 	admin   kubernetes.Interface
 	kubelet *kubesim.Kubelet
 	emu     *slackemu.Server
+	// self is the world's copy of the bot's own namespace, made on first
+	// use by an alerting bot.
+	self string
 }
 
 // worldOptions vary a scenario's world.
@@ -379,7 +383,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
-		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(),
+		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(), Escalations: escalation.NewSlack(p.cluster),
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }

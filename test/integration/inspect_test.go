@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	_ "embed"
 	"strings"
 	"testing"
 
@@ -15,13 +16,10 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
-// metadataCrash is the shape of the seed incident's log: a broker that
-// cannot replay __cluster_metadata-0.
-const metadataCrash = `[2024-05-02 10:15:01,101] INFO [BrokerServer id=3] Starting broker (kafka.server.BrokerServer)
-[2024-05-02 10:15:01,202] ERROR Encountered fatal fault: Error replaying metadata log record (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)
-org.apache.kafka.common.errors.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 5120 is less than the next offset 5121.
-[2024-05-02 10:15:01,303] INFO [BrokerServer id=3] Transition from STARTED to SHUTTING_DOWN (kafka.server.BrokerServer)
-`
+// metadataCrash is the seed incident's real crash log (testdata/SOURCES.md).
+//
+//go:embed testdata/34-kraft-metadata-log-unexpected-append-offset.log
+var metadataCrash string
 
 // startKubelet runs a kubesim kubelet for namespace ns for the test.
 func startKubelet(t *testing.T, env *testenv.Env, ns string) *kubesim.Kubelet {

@@ -44,10 +44,11 @@ type use struct {
 }
 
 // botUses is every request the bot's code makes. It is the contract
-// between the code and deploy/base/rbac.yaml: TestDeployGrantsEveryUse proves
-// each is granted, TestDeployGrantsNothingElse that nothing more is. When
-// the code starts making a new kind of request, add it here and to
-// deploy/base/rbac.yaml.
+// between the code and deploy/base/rbac.yaml: TestBotUsesAreWhatTheCodeCalls
+// derives the (resource, verb) pairs from the code's calls and fails unless
+// they are exactly these, TestDeployGrantsEveryUse proves each is granted,
+// TestDeployGrantsNothingElse that nothing more is. When the code starts
+// making a new kind of request, add it here and to deploy/base/rbac.yaml.
 var botUses = []use{
 	{inKafka, "", "pods", []string{"get", "list", "watch"},
 		"kube.Client finding and inspecting brokers; kube.PodInformer and kube watch for the sweep and for waiting on pods"},
@@ -62,12 +63,15 @@ var botUses = []use{
 	{inKafka, "", "persistentvolumeclaims", []string{"get", "list"},
 		"kube inspect.go: the broker's claims (one get, or one list for several)"},
 	{inKafka, "coordination.k8s.io", "leases", []string{"get", "list", "create", "update", "delete"},
-		"kube lease.go via recovery lock.go: per-broker repair locks, found again after a restart"},
+		"kube lease.go via recovery lock.go: per-broker repair locks, found again after a restart; kube decision.go: approval decision records, pruned (deleted) after expiry"},
 	{inBot, "coordination.k8s.io", "leases", []string{"get", "create", "update"},
 		"sweep: client-go leaderelection LeaseLock"},
 	{inBot, "", "configmaps", []string{"get", "list", "watch", "create", "update"},
 		"kube informer_state.go via sweep: alert state ConfigMap and its informer"},
 }
+
+// stateConfigMap is the one ConfigMap the bot reads and writes.
+const stateConfigMap = "kafkabot-alert-state"
 
 func usedPermissions() []permission {
 	var out []permission
@@ -113,6 +117,10 @@ func TestDeployGrantsEveryUse(t *testing.T) {
 						Namespace: ns, Group: u.group, Resource: resource, Subresource: sub, Verb: verb,
 					},
 				}}
+				if resource == "configmaps" && verb != "create" {
+					// Granted for the state ConfigMap only (resourceNames).
+					review.Spec.ResourceAttributes.Name = stateConfigMap
+				}
 				got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -150,8 +158,18 @@ func TestDeployGrantsNothingElse(t *testing.T) {
 				t.Fatalf("decoding Role %s: %v", obj.GetName(), err)
 			}
 			for _, rule := range role.Rules {
-				if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
-					t.Errorf("Role %s/%s: rule %v: resourceNames/nonResourceURLs are not covered by this test; extend it", role.Namespace, role.Name, rule)
+				if len(rule.NonResourceURLs) > 0 {
+					t.Errorf("Role %s/%s: rule %v: nonResourceURLs are not covered by this test; extend it", role.Namespace, role.Name, rule)
+				}
+				if len(rule.ResourceNames) > 0 && !slices.Equal(rule.ResourceNames, []string{stateConfigMap}) {
+					t.Errorf("Role %s/%s: rule %v: the only named resource the bot needs is its state ConfigMap %s", role.Namespace, role.Name, rule, stateConfigMap)
+				}
+				if slices.Contains(rule.Resources, "configmaps") {
+					for _, v := range rule.Verbs {
+						if v != "create" && !slices.Equal(rule.ResourceNames, []string{stateConfigMap}) {
+							t.Errorf("Role %s/%s grants %s on every ConfigMap: only %s, never the bot's settings", role.Namespace, role.Name, v, stateConfigMap)
+						}
+					}
 				}
 				for _, g := range rule.APIGroups {
 					for _, r := range rule.Resources {

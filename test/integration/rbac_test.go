@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-chatops/kafkabot/internal/hostile"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
@@ -125,13 +126,18 @@ func TestBotCanDoItsJob(t *testing.T) {
 	admin, bot := botClients(t, env)
 	kafka := env.KafkaNamespace(t, "kafka-allowed", nil)
 
-	broker := debugPod("broker-0")
-	broker.Labels = map[string]string{"app.kubernetes.io/name": "kafka"}
+	layout := hostile.Layouts(kafka, "node-1")[0] // Bitnami: kafka-broker-0, claim data-kafka-broker-0
+	broker := layout.Broker.DeepCopy()
+	broker.UID, broker.Status, broker.Spec.NodeName = "", corev1.PodStatus{}, ""
 	if _, err := admin.CoreV1().Pods(kafka).Create(ctx, broker, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	debug, err := layout.DebugPod()
+	if err != nil {
+		t.Fatal(err)
+	}
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data-broker-0"},
+		ObjectMeta: metav1.ObjectMeta{Name: "data-kafka-broker-0"},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *mustQuantity(t, "1Gi")}},
@@ -146,7 +152,7 @@ func TestBotCanDoItsJob(t *testing.T) {
 		do   func() error
 	}{
 		{"get a broker pod", func() error {
-			_, err := bot.CoreV1().Pods(kafka).Get(ctx, "broker-0", metav1.GetOptions{})
+			_, err := bot.CoreV1().Pods(kafka).Get(ctx, "kafka-broker-0", metav1.GetOptions{})
 			return err
 		}},
 		{"list pods", func() error {
@@ -161,7 +167,7 @@ func TestBotCanDoItsJob(t *testing.T) {
 			return err
 		}},
 		{"get a claim", func() error {
-			_, err := bot.CoreV1().PersistentVolumeClaims(kafka).Get(ctx, "data-broker-0", metav1.GetOptions{})
+			_, err := bot.CoreV1().PersistentVolumeClaims(kafka).Get(ctx, "data-kafka-broker-0", metav1.GetOptions{})
 			return err
 		}},
 		{"list claims", func() error {
@@ -183,16 +189,16 @@ func TestBotCanDoItsJob(t *testing.T) {
 			return err
 		}},
 		{"create a debug pod", func() error {
-			_, err := bot.CoreV1().Pods(kafka).Create(ctx, debugPod("kafkabot-repair-broker-0"), metav1.CreateOptions{})
+			_, err := bot.CoreV1().Pods(kafka).Create(ctx, debug, metav1.CreateOptions{})
 			return err
 		}},
 		{"delete the debug pod", func() error {
-			return bot.CoreV1().Pods(kafka).Delete(ctx, "kafkabot-repair-broker-0", metav1.DeleteOptions{})
+			return bot.CoreV1().Pods(kafka).Delete(ctx, debug.Name, metav1.DeleteOptions{})
 		}},
 		{"delete the broker pod to restart it", func() error {
-			return bot.CoreV1().Pods(kafka).Delete(ctx, "broker-0", metav1.DeleteOptions{})
+			return bot.CoreV1().Pods(kafka).Delete(ctx, broker.Name, metav1.DeleteOptions{})
 		}},
-		{"create, read, list, update and delete a repair lease", func() error {
+		{"create, read, list and update a repair lease", func() error {
 			leases := bot.CoordinationV1().Leases(kafka)
 			l, err := leases.Create(ctx, &coordinationv1.Lease{
 				ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-repair-broker-0"},
@@ -208,10 +214,8 @@ func TestBotCanDoItsJob(t *testing.T) {
 				return err
 			}
 			l.Spec.HolderIdentity = ptr.To("bot-2")
-			if _, err = leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-				return err
-			}
-			return leases.Delete(ctx, l.Name, metav1.DeleteOptions{})
+			_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+			return err
 		}},
 		{"hold the leader-election lease in its own namespace", func() error {
 			leases := bot.CoordinationV1().Leases(testenv.BotNamespace)
@@ -229,9 +233,12 @@ func TestBotCanDoItsJob(t *testing.T) {
 			_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 			return err
 		}},
-		{"keep alert state in a ConfigMap in its own namespace", func() error {
-			cms := bot.CoreV1().ConfigMaps(testenv.BotNamespace)
-			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-alerts-" + kafka}}, metav1.CreateOptions{})
+		{"keep alert state in its ConfigMap in its own namespace", func() error {
+			// Its own copy of the bot's namespace, so that no other test's
+			// state is touched: the Role there is deploy/'s.
+			self := env.SelfNamespace(t, "kafka-bot-self-"+kafka)
+			cms := bot.CoreV1().ConfigMaps(self)
+			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kafkabot-alert-state"}}, metav1.CreateOptions{})
 			if err != nil {
 				return err
 			}
@@ -239,7 +246,15 @@ func TestBotCanDoItsJob(t *testing.T) {
 			if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 				return err
 			}
-			_, err = cms.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kafkabot-alerts-" + kafka})
+			if _, err = cms.Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+			w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kafkabot-alert-state"})
+			if err != nil {
+				return err
+			}
+			w.Stop()
+			_, err = cms.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kafkabot-alert-state"})
 			return err
 		}},
 	}

@@ -134,7 +134,10 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const stateName, leaseName, identity = "kafkabot-alert-state-sweep-it", "kafkabot-leader-sweep-it", "sweep-it-replica"
+	// A private copy of the bot's namespace (deploy/'s Role and binding):
+	// the state ConfigMap has one name the bot may write, kafkabot-alert-state.
+	self := env.SelfNamespace(t, "kafka-bot-sweep-it")
+	const stateName, leaseName, identity = sweep.DefaultStateName, "kafkabot-leader", "sweep-it-replica"
 	const grace = 5 * time.Minute
 	clk := clocktesting.NewFakeClock(time.Now())
 	notes := &recordingNotifier{}
@@ -142,7 +145,7 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 	s, err := sweep.New(sweep.Options{
 		Client:         kube.New(botCS, kube.Options{Namespaces: []string{ns}}),
 		Notifier:       notes,
-		StateNamespace: testenv.BotNamespace, StateName: stateName,
+		StateNamespace: self, StateName: stateName,
 		LeaderElection: true, LeaseName: leaseName, Identity: identity,
 		ResolveGrace: grace, Clock: clk,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -194,14 +197,14 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 	}
 
 	// The state and the leadership are where deploy/'s RBAC lets the bot keep them.
-	cm, err := env.Clientset.CoreV1().ConfigMaps(testenv.BotNamespace).Get(ctx, stateName, metav1.GetOptions{})
+	cm, err := env.Clientset.CoreV1().ConfigMaps(self).Get(ctx, stateName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("alert state ConfigMap: %v", err)
 	}
 	if state := strings.Join(mapValues(cm.Data), ""); !strings.Contains(state, a.Key) || !strings.Contains(state, first.ref.TS) {
 		t.Errorf("alert state %q lacks the alert %s and its message %s", state, a.Key, first.ref.TS)
 	}
-	lease, err := env.Clientset.CoordinationV1().Leases(testenv.BotNamespace).Get(ctx, leaseName, metav1.GetOptions{})
+	lease, err := env.Clientset.CoordinationV1().Leases(self).Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("leader Lease: %v", err)
 	}

@@ -1,0 +1,171 @@
+// Package guard keeps repairs from running where deploy/'s admission
+// policy does not hold (the startup self-check of issue 18).
+package guard
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
+)
+
+// Checker runs the admission self-check (*kube.Client).
+type Checker interface {
+	CheckAdmission(ctx context.Context, namespace string) kube.AdmissionCheck
+}
+
+// Repairer runs an approved repair (*recovery.Repairer).
+type Repairer interface {
+	Repair(ctx context.Context, req recovery.Request, rep recovery.Reporter) recovery.Summary
+}
+
+// Resumer finishes repairs an earlier process left running (*recovery.Repairer).
+type Resumer interface {
+	Resume(ctx context.Context, newReporter func(channel, threadTS string) recovery.Reporter) error
+}
+
+// Guard keeps repairs from running where deploy/'s admission policy
+// does not hold: there a stolen token could create any pod, so the bot
+// does not write with it either, unless ACKNOWLEDGE_NO_ADMISSION_POLICY
+// says the cluster cannot have the policy. It checks every namespace of
+// KAFKA_NAMESPACES at startup, and the repair's namespace again on every
+// approval (a server-side dry run, nothing is stored), so a policy removed
+// later is noticed and one installed later is picked up without a restart.
+type Guard struct {
+	checker Checker
+	repairs Repairer
+	resumer Resumer
+	// accept is ACKNOWLEDGE_NO_ADMISSION_POLICY: a missing policy does not
+	// disable repairs (a failed check still does).
+	accept bool
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	checks map[string]kube.AdmissionCheck // the latest, by namespace
+}
+
+// New wraps repairs and resumer (either may be the same *recovery.Repairer;
+// resumer may be nil). accept is ACKNOWLEDGE_NO_ADMISSION_POLICY.
+func New(checker Checker, repairs Repairer, resumer Resumer, accept bool, log *slog.Logger) *Guard {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Guard{checker: checker, repairs: repairs, resumer: resumer, accept: accept, log: log,
+		checks: map[string]kube.AdmissionCheck{}}
+}
+
+// allows reports whether a repair may run under check.
+func (g *Guard) allows(check kube.AdmissionCheck) bool {
+	return check.Enforced() || (g.accept && check.State == kube.AdmissionMissing)
+}
+
+// check runs the self-check in namespace, records and logs it.
+func (g *Guard) check(ctx context.Context, namespace string) kube.AdmissionCheck {
+	c := g.checker.CheckAdmission(ctx, namespace)
+	g.mu.Lock()
+	prev, seen := g.checks[namespace]
+	g.checks[namespace] = c
+	g.mu.Unlock()
+	if seen && prev.State == c.State {
+		return c
+	}
+	switch {
+	case c.Enforced():
+		g.log.Info("admission self-check: policy enforced", "namespace", namespace, "policy", kube.AdmissionPolicyName)
+	case g.allows(c):
+		g.log.Warn("admission self-check: policy NOT enforced; repairs stay enabled because ACKNOWLEDGE_NO_ADMISSION_POLICY=true",
+			"namespace", namespace, "state", string(c.State), "detail", c.String())
+	default:
+		g.log.Error("admission self-check: repairs DISABLED", "namespace", namespace, "state", string(c.State),
+			"detail", c.String(), "fix", fixHint)
+	}
+	return c
+}
+
+// fixHint says how to enable repairs again.
+const fixHint = "install deploy/'s admission policy (Kubernetes 1.30 or later) and label the bot's namespace " +
+	"kafkabot.io/bot-namespace=true, or set ACKNOWLEDGE_NO_ADMISSION_POLICY=true to run without it"
+
+// Startup checks every namespace the bot repairs in. With no
+// KAFKA_NAMESPACES it cannot know them: each repair is checked when it is
+// approved.
+func (g *Guard) Startup(ctx context.Context, namespaces []string) {
+	if len(namespaces) == 0 {
+		g.log.Warn("admission self-check: KAFKA_NAMESPACES is empty, so no namespace is checked at startup; each repair's namespace is checked when it is approved")
+		return
+	}
+	for _, ns := range namespaces {
+		g.check(ctx, ns)
+	}
+}
+
+// Repair runs req only where the policy holds (or its absence is
+// acknowledged); otherwise it refuses before any write and says why. A dry
+// run writes nothing and always runs.
+func (g *Guard) Repair(ctx context.Context, req recovery.Request, rep recovery.Reporter) recovery.Summary {
+	if req.DryRun {
+		return g.repairs.Repair(ctx, req, rep)
+	}
+	c := g.check(ctx, req.Namespace)
+	if g.allows(c) {
+		return g.repairs.Repair(ctx, req, rep)
+	}
+	g.log.Error("repair refused: repairs are disabled by the admission self-check", "audit", true,
+		"approval_id", req.ApprovalID, "namespace", req.Namespace, "pod", req.Pod, "approver", req.Approver, "state", string(c.State))
+	return recovery.Summary{
+		Outcome: recovery.OutcomeGateFailed,
+		Text: "⛔ Repairs are disabled: " + c.String() + ". Nothing was changed. " +
+			"To enable them, " + fixHint + ". Until then, follow the finding's manual steps.",
+	}
+}
+
+// Resume finishes repairs an earlier process left running, unless a
+// namespace checked at startup is unguarded: then it leaves them (their
+// Leases stay "running") for a process that may write.
+func (g *Guard) Resume(ctx context.Context, newReporter func(channel, threadTS string) recovery.Reporter) error {
+	if g.resumer == nil {
+		return nil
+	}
+	g.mu.Lock()
+	var blocked []string
+	for ns, c := range g.checks {
+		if !g.allows(c) {
+			blocked = append(blocked, ns)
+		}
+	}
+	g.mu.Unlock()
+	if len(blocked) > 0 {
+		slices.Sort(blocked)
+		g.log.Error("not resuming interrupted repairs: repairs are disabled by the admission self-check", "namespaces", strings.Join(blocked, ","))
+		return nil
+	}
+	return g.resumer.Resume(ctx, newReporter)
+}
+
+// Notice is /kafka status's line about repairs: "" when every checked
+// namespace is guarded.
+func (g *Guard) Notice() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	namespaces := make([]string, 0, len(g.checks))
+	for ns := range g.checks {
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	var lines []string
+	for _, ns := range namespaces {
+		c := g.checks[ns]
+		switch {
+		case c.Enforced():
+		case g.allows(c):
+			lines = append(lines, "⚠️ Repairs run WITHOUT the admission policy (ACKNOWLEDGE_NO_ADMISSION_POLICY=true): "+c.String())
+		default:
+			lines = append(lines, "⛔ Repairs are disabled: "+c.String())
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/kafka-chatops/kafkabot/internal/approval"
+)
+
+// Escalations reads and clears the per-cluster "escalated: no automated
+// repairs" records a repair leaves when its broker crashes again
+// (cmd/bot adapts *kube.Client). Clusters are named "namespace/cluster"
+// ("namespace/*" for a namespace's pods without a cluster label).
+type Escalations interface {
+	// EscalationFor returns the escalation record that holds the cluster
+	// of the approval's repair (of pod in namespace), if there is one.
+	EscalationFor(ctx context.Context, namespace, pod, approvalID string) (EscalationRef, bool, error)
+	// ClearEscalation removes the cluster's record if it is still the
+	// record uid names; it fails (changing nothing) otherwise.
+	ClearEscalation(ctx context.Context, cluster, uid string) (EscalationRef, error)
+}
+
+// EscalationRef names one escalation record.
+type EscalationRef struct {
+	Cluster string
+	UID     string
+	Pod     string
+}
+
+// Escalation button: action id and token domain (an escalation token is
+// never an approval or silence token, and the other way round).
+const (
+	actionClearEscalation = "kafkabot.escalation.clear"
+	blockEscalation       = "kafkabot.escalation"
+	escalationDomain      = "kafkabot/escalation-clear/v1\x00"
+	// escalationButtonTTL is how long the Clear button works; afterwards
+	// `bot escalation clear` does.
+	escalationButtonTTL = 7 * 24 * time.Hour
+)
+
+// escalationGrant is what a Clear escalation button may do: clear the
+// record UID of Cluster, clicked in Channel, reporting in Thread.
+type escalationGrant struct {
+	V         int    `json:"v"`
+	Cluster   string `json:"cluster"`
+	UID       string `json:"uid"`
+	Channel   string `json:"ch"`
+	Thread    string `json:"th"`
+	IssuedAt  int64  `json:"iat"`
+	ExpiresAt int64  `json:"exp"`
+}
+
+// offerEscalationClear posts, in the thread of a repair whose broker
+// crashed again, the escalation and a button approvers use to clear it.
+func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, a approval.Approval) {
+	if b.opts.Escalations == nil {
+		return
+	}
+	ref, found, err := b.opts.Escalations.EscalationFor(ctx, a.Namespace, a.Pod, a.ID)
+	if err != nil || !found {
+		if err != nil {
+			b.log.Error("reading the escalation record failed", "namespace", a.Namespace, "pod", a.Pod, "error", err)
+		}
+		return
+	}
+	now := b.clock()
+	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
+		V: 1, Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
+	})
+	if err != nil {
+		b.log.Error("signing the clear-escalation button failed", "cluster", ref.Cluster, "error", err)
+		return
+	}
+	text := fmt.Sprintf("🛑 Cluster %s is *escalated*: the bot runs no automated repair of any of its brokers until a person clears this. "+
+		"Find the cause first (the controllers' snapshot, the disks); then an approver clears it here, or anyone with cluster access runs %s.",
+		inlineCode(ref.Cluster, 200), inlineCode("bot escalation clear "+ref.Cluster, 260))
+	button := slack.NewButtonBlockElement(actionClearEscalation, token, plain("Clear escalation"))
+	button.Style = slack.StyleDanger
+	button.Confirm = slack.NewConfirmationBlockObject(plain("Allow automated repairs again?"),
+		plain("The bot will again offer automated repairs of "+ref.Cluster+"."), plain("Clear escalation"), plain("Cancel"))
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(text), nil, nil),
+		slack.NewActionBlock(blockEscalation, button),
+	}
+	rep.setLast(b.poster.enqueue(rep.key(), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
+			b.log.Error("posting the escalation in the thread failed", "cluster", ref.Cluster, "error", err)
+		}
+	}))
+	rep.Wait(ctx)
+}
+
+// escalationClick is one press of the Clear escalation button.
+type escalationClick struct {
+	Channel, User, MessageTS, Token, ResponseURL string
+}
+
+func escalationClickFrom(cb slack.InteractionCallback) (escalationClick, bool) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return escalationClick{}, false
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		if a == nil || a.ActionID != actionClearEscalation {
+			continue
+		}
+		return escalationClick{
+			Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID), User: cb.User.ID,
+			MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp), Token: a.Value, ResponseURL: cb.ResponseURL,
+		}, true
+	}
+	return escalationClick{}, false
+}
+
+// handleEscalationClick checks the button and the clicker, clears the
+// record it names, and says so in the repair's thread. Clearing lets the
+// bot touch the cluster again, so it takes an approver.
+func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
+	var g escalationGrant
+	err := approval.OpenPayload(b.opts.ApprovalSecret, escalationDomain, c.Token, &g)
+	refuse := func(reason, text string) {
+		b.log.Info("escalation decision", "audit", true, "event", "escalation.refused", "reason", reason,
+			"user", c.User, "channel", c.Channel, "cluster", g.Cluster)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text+" Nothing was changed.")
+	}
+	switch {
+	case err != nil || g.V != 1 || g.Cluster == "" || g.UID == "":
+		g = escalationGrant{}
+		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered).")
+		return
+	case !b.clock().Before(time.Unix(g.ExpiresAt, 0)):
+		refuse("expired", "This button has expired; run `bot escalation clear "+g.Cluster+"` instead.")
+		return
+	case g.Channel != c.Channel:
+		refuse("wrong-origin", "This button belongs to another channel.")
+		return
+	case !b.isApprover(c.User):
+		refuse("not-an-approver", "Only approvers may allow automated repairs again. Approvers: "+b.approverList()+".")
+		return
+	case b.opts.Escalations == nil:
+		refuse("no-store", "This bot cannot reach the escalation records.")
+		return
+	}
+	ref, err := b.opts.Escalations.ClearEscalation(ctx, g.Cluster, g.UID)
+	if err != nil {
+		b.log.Warn("clearing an escalation failed", "cluster", g.Cluster, "user", c.User, "error", err)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+inlineCode(g.Cluster, 200)+": "+
+			escapeTruncate(err.Error(), 500)+". `bot escalation list` shows the records.")
+		return
+	}
+	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
+		"cluster", ref.Cluster, "escalated_pod", ref.Pod)
+	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
+		mention(c.User), inlineCode(ref.Cluster, 200))
+	done := b.poster.enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
+		if _, err := b.poster.post(qctx, c.Channel, g.Thread, nil, text); err != nil {
+			b.log.Error("posting the cleared escalation failed", "cluster", ref.Cluster, "error", err)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
