@@ -66,12 +66,15 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 	// on a fake clock, so every post below comes through the receiver.
 	clk := clocktesting.NewFakeClock(time.Now())
 	p := w.newBotParts("kafkabot-0")
+	if w.self == "" { // the world's own copy of the bot's namespace, as startAlertingBot makes it
+		w.self = w.env.SelfNamespace(t, "kafka-bot-"+w.ns)
+	}
 	alerts := handlers.NewAlertNotifier(alertChannel)
 	sw, err := sweep.New(sweep.Options{
 		Client: p.cluster, Engine: p.engine, Notifier: alerting.NewNotifier(alerts),
 		ResolveGrace: alertGrace, GroupWait: time.Hour,
-		StateNamespace: testenv.BotNamespace, StateName: "kafkabot-alert-state-" + w.ns,
-		LeaderElection: true, LeaseName: "kafkabot-leader-" + w.ns, Identity: "kafkabot-0",
+		StateNamespace: w.self, StateName: sweep.DefaultStateName,
+		LeaderElection: true, LeaseName: sweep.DefaultLeaseName, Identity: "kafkabot-0",
 		Clock: clk, Logger: p.log,
 	})
 	if err != nil {
