@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RequiredApprovals: cfg.RequiredApprovals,
 		ApprovalChannels:  cfg.ApprovalChannels,
 		Decisions:         cluster.Decisions(),
-		Escalations:       escalationsAdapter{cluster},
+		Escalations:       escalation.NewSlack(cluster),
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
 		ClusterName:       cfg.ClusterName,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
@@ -381,7 +382,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
-		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(),
+		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(), Escalations: escalation.NewSlack(p.cluster),
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }
