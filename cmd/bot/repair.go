@@ -78,6 +78,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Identity: "cli/" + who + "@" + host, Logger: logger,
 		Gates:     recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 		RecordKey: []byte(cfg.ApprovalSecret),
+		Settle:    recovery.DefaultSettle,
 	})
 	req := recovery.Request{
 		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,

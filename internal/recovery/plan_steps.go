@@ -606,6 +606,11 @@ func (run *repairRun) waitBrokerStep() Step {
 			if !kube.PodReady(pod) {
 				return run.crashAgain(ctx, pod)
 			}
+			if settled, err := run.settle(ctx, pod); err != nil {
+				return err
+			} else if settled != nil {
+				return run.crashAgain(ctx, settled)
+			}
 			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
 			if err != nil {
 				run.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}
@@ -707,4 +712,53 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// settle watches a recreated broker that became Ready for the settle
+// period: success is "Ready, and still Ready after it" (no restart, no
+// crash, not replaced). It returns the pod state that broke the period, or
+// nil when it settled.
+func (run *repairRun) settle(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	d := run.r.opts.Settle
+	if d <= 0 {
+		return nil, nil
+	}
+	run.rep.Report(ctx, Progress{Step: "Settle", Status: StepStarted,
+		Detail: fmt.Sprintf("%s is Ready; watching that it stays Ready for %s", pod.Name, d)})
+	restarts := int32(-1)
+	if c := containerStatus(pod, kube.KafkaContainerName(pod)); c != nil {
+		restarts = c.RestartCount
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := run.r.opts.Clock.NewTimer(d)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cancel(errSettled)
+		case <-sctx.Done():
+		}
+	}()
+	var broke *corev1.Pod
+	_, err := run.r.kc.WatchPod(sctx, pod.Namespace, pod.Name, func(p *corev1.Pod) (bool, error) {
+		if p == nil || p.UID != pod.UID {
+			return false, fmt.Errorf("%s was deleted or replaced during the settle period", pod.Name)
+		}
+		c := containerStatus(p, kube.KafkaContainerName(p))
+		if !kube.PodReady(p) || podCrashing(p) || (c != nil && c.RestartCount != restarts) {
+			broke = p
+			return true, nil
+		}
+		return false, nil
+	})
+	switch {
+	case broke != nil:
+		return broke, nil
+	case errors.Is(context.Cause(sctx), errSettled):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return nil, nil
 }
