@@ -59,6 +59,7 @@ start=${SECONDS}
 go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=3s ./internal/approval
+go test -run='^$' -fuzz='^FuzzWebhook$' -fuzztime=3s ./internal/amreceiver
 go test -run='^$' -fuzz='^FuzzDiagnoseReader$' -fuzztime=3s ./internal/diagnose
 go test -run='^$' -fuzz='^FuzzNormalizer$' -fuzztime=3s ./internal/diagnose
 log "bounded fuzzing passed in $((SECONDS - start))s"
