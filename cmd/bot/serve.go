@@ -76,6 +76,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage,
+		RecordKey:  []byte(cfg.ApprovalSecret),
 		Timeout:    cfg.RepairTimeout,
 		DryRun:     cfg.DryRun,
 		Identity:   replicaIdentity(),

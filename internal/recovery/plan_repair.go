@@ -58,6 +58,10 @@ type RepairOptions struct {
 	Logs kube.LogReader
 	// Inspector reads pods for the gates (the Kubernetes API when nil).
 	Inspector Inspector
+	// RecordKey signs each repair Lease's record (HMAC-SHA256); Resume acts
+	// only on Leases whose record verifies with it. The bot passes
+	// APPROVAL_SECRET. Without a key no Lease is ever resumed.
+	RecordKey []byte
 	// Gates are the safety gates' settings.
 	Gates GateOptions
 }
@@ -96,7 +100,7 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 	if r.inspect == nil {
 		r.inspect = kc
 	}
-	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack}
+	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack, key: opts.RecordKey}
 	return r
 }
 
@@ -130,6 +134,10 @@ type repairRun struct {
 	spec     *corev1.Pod
 
 	lock *heldLock
+	// clusterLock is the per-cluster Lease held for the repair.
+	clusterLock *heldLock
+	// resuming is set for a repair a restarted bot resumes.
+	resuming bool
 	// debugPod is the debug pod created or found; debugGone is true once
 	// it is known to be deleted.
 	debugPod  *corev1.Pod

@@ -36,6 +36,14 @@ const (
 // repair interrupted, so cleanup leaves it for Resume.
 func (run *repairRun) step(describe string, done func(context.Context) (bool, error), do func(context.Context) error, detail func() string) Step {
 	return funcStep{describe: describe, done: done, detail: detail, do: func(ctx context.Context) error {
+		// Fencing: once another holder took a Lease, this replica writes
+		// nothing more.
+		if err := run.fenced(); err != nil {
+			if run.failed == nil {
+				run.failed = err
+			}
+			return err
+		}
 		err := do(ctx)
 		if err != nil && run.failed == nil {
 			run.failed = err
@@ -73,6 +81,7 @@ func (run *repairRun) checkGatesStep() Step {
 			var in *gateInput
 			err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
 				in = run.r.gateInput(req, snap)
+				in.resuming = run.resuming
 				return checkGates(ctx, in)
 			})
 			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
@@ -212,24 +221,48 @@ func (run *repairRun) showDryRunStep() Step {
 	}, nil)
 }
 
-// takeLeaseStep takes the broker's repair Lease, recording the repair.
+// fenced returns why this replica lost one of its Leases, or nil.
+func (run *repairRun) fenced() error {
+	if err := run.lock.Lost(); err != nil {
+		return err
+	}
+	return run.clusterLock.Lost()
+}
+
+// takeLeaseStep takes the cluster's repair Lease (create or
+// compare-and-swap), then the broker's, recording the repair. Of two
+// approvals on two brokers of one cluster, only one gets past the first.
 func (run *repairRun) takeLeaseStep() Step {
-	return run.step("Take the repair lease "+kube.RepairLeaseName(run.req.Pod),
+	key := ClusterKeyOf(run.snap)
+	return run.step(fmt.Sprintf("Take the repair lease %s (after the cluster's, %s)", kube.RepairLeaseName(run.req.Pod), kube.ClusterLeaseName(key)),
 		func(context.Context) (bool, error) { return run.lock != nil, nil },
 		func(ctx context.Context) error {
 			script, err := jsonString(run.script)
 			if err != nil {
 				return err
 			}
-			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name}
-			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
+			cl, err := run.r.lock.AcquireCluster(ctx, run.req, key)
 			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
 				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
 			}
 			if err != nil {
 				return err
 			}
-			run.lock = held
+			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name, annoClusterLease: cl.lease.Name}
+			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
+			if err != nil {
+				// Give the cluster back: this repair never started.
+				if rerr := cl.Release(context.WithoutCancel(ctx), leaseDone); rerr != nil {
+					run.r.opts.Logger.WarnContext(ctx, "releasing the cluster's repair lease", "lease", cl.lease.Name, "error", rerr)
+				}
+			}
+			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
+				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
+			}
+			if err != nil {
+				return err
+			}
+			run.lock, run.clusterLock = held, cl
 			return nil
 		}, nil)
 }
@@ -489,8 +522,8 @@ func (run *repairRun) cleanupDebugPodStep() Step {
 	return funcStep{
 		describe: "Delete the debug pod",
 		done: func(ctx context.Context) (bool, error) {
-			if run.interrupted {
-				return true, nil
+			if run.interrupted || run.fenced() != nil {
+				return true, nil // the bot is stopping, or another holder owns the repair now
 			}
 			return run.debugPodGone(ctx)
 		},
@@ -632,13 +665,19 @@ func podCrashing(pod *corev1.Pod) bool {
 func (run *repairRun) releaseLeaseStep() Step {
 	return funcStep{
 		describe: "Release the repair lease",
-		done:     func(context.Context) (bool, error) { return run.lock == nil || run.interrupted, nil },
+		done: func(context.Context) (bool, error) {
+			return run.lock == nil || run.interrupted || run.fenced() != nil, nil
+		},
 		do: func(ctx context.Context) error {
 			state := leaseDone
 			if run.failed != nil {
 				state = leaseFailed
 			}
-			return run.lock.Release(ctx, state)
+			err := run.lock.Release(ctx, state)
+			if run.clusterLock != nil {
+				err = errors.Join(err, run.clusterLock.Release(ctx, state))
+			}
+			return err
 		},
 	}
 }

@@ -372,6 +372,7 @@ func (w *world) newBotParts(identity string) botParts {
 	p.log = slog.New(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p.repairer = recovery.NewRepairer(p.cluster, p.engine, recovery.RepairOptions{
 		Timeout: repairTimeout, Identity: identity, Logger: p.log,
+		RecordKey: approvalSecret, // as cmd/bot: the Lease record is signed with APPROVAL_SECRET
 	})
 	return p
 }
