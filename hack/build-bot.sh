@@ -8,5 +8,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${1:-bin/bot}"
 version="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}"
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${version}" -o "${out}" ./cmd/bot
+# -tags nodemo: `bot demo` and the fakes and emulators only it and the tests use
+# are left out, so `bot serve` never initialises them (cmd/bot/demo_off.go).
+CGO_ENABLED=0 go build -tags nodemo -trimpath -ldflags "-s -w -X main.version=${version}" -o "${out}" ./cmd/bot
 echo "${out}"

@@ -5,8 +5,9 @@
 #
 # 1. installs what the tests need when it is missing (busybox, which runs
 #    the repair script in the kubelet stand-in);
-# 2. builds kube-apiserver and etcd from hack/tools' pins, or reuses the
-#    cached build (about 6 minutes the first time on 2 cores, instant after);
+# 2. builds kube-apiserver and etcd from hack/tools' pins, and Alertmanager
+#    from hack/tools/alertmanager's, or reuses the cached builds (about 6
+#    minutes each the first time on 2 cores, instant after);
 # 3. runs go vet, staticcheck and go test over the whole module,
 #    real-apiserver tests included (they fail, never skip, when CI=true);
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
@@ -37,6 +38,13 @@ KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"
 export KUBEBUILDER_ASSETS
 log "control plane ready in $((SECONDS - start))s: ${KUBEBUILDER_ASSETS}"
 
+# The real Alertmanager of the webhook receiver's end-to-end test, from
+# hack/tools/alertmanager's pin (about 6 minutes the first time, instant after).
+start=${SECONDS}
+ALERTMANAGER_BIN="$(bash hack/build-alertmanager.sh | tail -n1)"
+export ALERTMANAGER_BIN
+log "alertmanager ready in $((SECONDS - start))s: ${ALERTMANAGER_BIN}"
+
 start=${SECONDS}
 go vet ./...
 go vet -tags realnode ./test/realnode/...
@@ -59,6 +67,7 @@ start=${SECONDS}
 go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=3s ./internal/handlers
 go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=3s ./internal/approval
+go test -run='^$' -fuzz='^FuzzWebhook$' -fuzztime=3s ./internal/amreceiver
 go test -run='^$' -fuzz='^FuzzDiagnoseReader$' -fuzztime=3s ./internal/diagnose
 go test -run='^$' -fuzz='^FuzzNormalizer$' -fuzztime=3s ./internal/diagnose
 log "bounded fuzzing passed in $((SECONDS - start))s"

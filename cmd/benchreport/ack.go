@@ -106,10 +106,11 @@ func runAck(n, workers int) (section, error) {
 		"Commands go in waves of %d, a wave starting once the previous wave's shared pod list has expired (kube.ResolveListTTL, %s), "+
 		"so every wave pays for its own pod list. "+
 		"Ack latency is the emulator's: envelope written to the socket → ack read. Summary time is command sent → diagnosis posted "+
-		"in the channel: the pod list, then the claim, events and log read at once (%d requests per command, %s each, two round trips). "+
+		"in the channel: the pod list, then the claim, events and log read at once (%s each, two round trips; the %d requests are one pod "+
+		"list per wave, shared by its %d commands, and three reads per command). "+
 		"The \"before issue 17\" figure is this scenario's p50 in the report generated on 2026-11-29 (docs/BENCHMARKS.md at commit d0c59b3), "+
 		"when the four requests ran one after another. %d commands were refused and sent again.\n",
-		workers, apiDelay, st.Delayed, st.Requests, workers, kube.ResolveListTTL, st.Requests/max(n, 1), apiDelay, busy)
+		workers, apiDelay, st.Delayed, st.Requests, workers, kube.ResolveListTTL, apiDelay, st.Requests, workers, busy)
 	return section{Title: title, Rows: rows, Detail: d.String()}, nil
 }
 

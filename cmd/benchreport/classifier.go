@@ -15,36 +15,91 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
-// grepTranslations turn the engine's RE2 syntax into POSIX ERE for grep -E.
-var grepTranslations = strings.NewReplacer(
-	`(?:`, `(`,
-	`\d`, `[0-9]`,
-	`\S`, `[^[:space:]]`,
-	`\s`, `[[:space:]]`,
-	`\w`, `[[:alnum:]_]`,
-)
-
 // grepPatterns returns the engine's log patterns (all, any and none of
 // every rule) in grep -E syntax, and how many it could not translate.
 func grepPatterns(e *diagnose.Engine) (patterns []string, skipped int) {
 	for _, r := range e.Rules() {
 		for _, group := range [][]string{r.Match.All, r.Match.Any, r.Match.None} {
 			for _, p := range group {
-				p = grepTranslations.Replace(p)
-				for strings.Contains(p, "(?P<") {
-					i := strings.Index(p, "(?P<")
-					j := strings.Index(p[i:], ">")
-					p = p[:i+1] + p[i+j+1:]
-				}
-				if strings.Contains(p, "(?") {
+				ere, ok := toERE(p)
+				if !ok {
 					skipped++
 					continue
 				}
-				patterns = append(patterns, p)
+				patterns = append(patterns, ere)
 			}
 		}
 	}
 	return patterns, skipped
+}
+
+// toERE translates an RE2 pattern into POSIX ERE for grep -E: `(?:` and
+// `(?P<name>` become plain groups, and the classes \d \s \S \w become
+// POSIX ones, inside a bracket expression too (where \S has no POSIX
+// spelling). It reports false for what it cannot translate (flags such as
+// `(?i)`, \S inside brackets).
+func toERE(p string) (string, bool) {
+	outside := map[byte]string{'d': "[0-9]", 's': "[[:space:]]", 'S': "[^[:space:]]", 'w': "[[:alnum:]_]"}
+	inside := map[byte]string{'d': "0-9", 's': "[:space:]", 'w': "[:alnum:]_"}
+	var b strings.Builder
+	inBracket := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			n := p[i+1]
+			i++
+			if inBracket {
+				if r, ok := inside[n]; ok {
+					b.WriteString(r)
+				} else if n == 'S' {
+					return "", false
+				} else {
+					b.WriteByte('\\')
+					b.WriteByte(n)
+				}
+				continue
+			}
+			if r, ok := outside[n]; ok {
+				b.WriteString(r)
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte(n)
+		case inBracket:
+			if c == ']' {
+				inBracket = false
+			}
+			b.WriteByte(c)
+		case c == '[':
+			inBracket = true
+			b.WriteByte(c)
+			// A ] right after [ or [^ is a literal member.
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteByte(']')
+				i++
+			}
+		case c == '(' && strings.HasPrefix(p[i:], "(?:"):
+			b.WriteByte('(')
+			i += 2
+		case c == '(' && strings.HasPrefix(p[i:], "(?P<"):
+			end := strings.IndexByte(p[i:], '>')
+			if end < 0 {
+				return "", false
+			}
+			b.WriteByte('(')
+			i += end
+		case c == '(' && strings.HasPrefix(p[i:], "(?"):
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
 }
 
 // runClassifier times the engine on a size-byte log file against

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestQuickReport(t *testing.T) {
 		"3. Sweep cost", "API requests per sweep after warm-up, 200 pods", "API requests per sweep after warm-up, 1000 pods",
 		"4. Classifier throughput", "engine throughput ÷ grep throughput",
 		"5. Repair overhead", "Approve → `repaired`", "API requests of the whole repair",
-		"6. Bot memory", "RSS idle", "goroutines idle",
+		"6. Bot memory", "RSS idle", "goroutines idle", "`bot serve` idle, shipped build",
 		"7. Incident burst", "requesters answered", "time to answer p50 / p99 / max",
 		"summary p50 ÷ API delay",
 	} {
@@ -120,11 +121,60 @@ func TestGrepPatternsAreERE(t *testing.T) {
 	if skipped != 0 {
 		t.Errorf("%d built-in patterns could not be translated", skipped)
 	}
+	rest := regexp.MustCompile(`(^|[^\\])(\(\?|\\[dsSw])`) // an unescaped (? or an RE2 class
 	for _, p := range patterns {
-		for _, bad := range []string{`(?`, `\d`, `\s`, `\S`, `\w`} {
-			if strings.Contains(p, bad) {
-				t.Errorf("pattern %q still holds %q", p, bad)
+		if m := rest.FindString(p); m != "" {
+			t.Errorf("pattern %q still holds %q", p, m)
+		}
+	}
+}
+
+// TestToEREMatchesLikeRE2: each translated built-in pattern matches
+// exactly the lines of the seed log (plus a few made up to hit the bracket
+// cases) that the original matches. The translation is compiled by Go's
+// regexp, which reads the POSIX classes it emits and GNU grep's \b alike.
+func TestToEREMatchesLikeRE2(t *testing.T) {
+	lines := append(strings.Split(seedLog, "\n"),
+		"Corrupt index found, index file (/bitnami/kafka/data/orders-0/00000000000000000000.index) has non-zero size",
+		"Corrupt index found, index file /x/0.index has non-zero size",
+		"id 42 \tword_1 x")
+	for _, r := range diagnose.Default().Rules() {
+		for _, group := range [][]string{r.Match.All, r.Match.Any, r.Match.None} {
+			for _, p := range group {
+				ere, ok := toERE(p)
+				if !ok {
+					continue
+				}
+				orig, err := regexp.Compile(p)
+				if err != nil {
+					t.Fatalf("%s: %v", r.ID, err)
+				}
+				posix, err := regexp.Compile(ere)
+				if err != nil {
+					t.Errorf("%s: %q -> %q does not compile: %v", r.ID, p, ere, err)
+					continue
+				}
+				for _, l := range lines {
+					if orig.MatchString(l) != posix.MatchString(l) {
+						t.Errorf("%s: %q and its ERE %q disagree on %q", r.ID, p, ere, l)
+					}
+				}
 			}
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`a(?:b|c)\d+`, `a(b|c)[0-9]+`},
+		{`(?P<n>\w+)\s\S`, `([[:alnum:]_]+)[[:space:]][^[:space:]]`},
+		{`\(?(?P<f>[^()\s]+\.index)\)?`, `\(?([^()[:space:]]+\.index)\)?`},
+		{`[]\d]x`, `[]0-9]x`},
+	} {
+		if got, ok := toERE(tc.in); !ok || got != tc.want {
+			t.Errorf("toERE(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, bad := range []string{`(?i)error`, `[^\S]`} {
+		if got, ok := toERE(bad); ok {
+			t.Errorf("toERE(%q) = %q, want it refused", bad, got)
 		}
 	}
 }

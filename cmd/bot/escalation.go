@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -148,43 +147,4 @@ func oneLine(s string, max int) string {
 		return string(r[:max]) + "…"
 	}
 	return s
-}
-
-// escalationsAdapter lets the Slack bot read and clear escalation records.
-type escalationsAdapter struct{ c *kube.Client }
-
-// EscalationFor finds the record that holds the cluster of the approval's
-// repair: the one that repair created, else one naming the same pod.
-func (a escalationsAdapter) EscalationFor(ctx context.Context, namespace, pod, approvalID string) (handlers.EscalationRef, bool, error) {
-	list, err := a.c.Escalations(ctx, namespace)
-	if err != nil {
-		return handlers.EscalationRef{}, false, err
-	}
-	for _, match := range []func(kube.Escalation) bool{
-		func(e kube.Escalation) bool { return e.ApprovalID == approvalID },
-		func(e kube.Escalation) bool { return e.Pod == pod },
-	} {
-		for _, e := range list {
-			if match(e) {
-				return handlers.EscalationRef{Cluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, true, nil
-			}
-		}
-	}
-	return handlers.EscalationRef{}, false, nil
-}
-
-// ClearEscalation implements handlers.Escalations.
-func (a escalationsAdapter) ClearEscalation(ctx context.Context, cluster, uid string) (handlers.EscalationRef, error) {
-	key, err := kube.ParseClusterKey(cluster)
-	if err != nil {
-		return handlers.EscalationRef{}, err
-	}
-	if uid == "" {
-		return handlers.EscalationRef{}, fmt.Errorf("clearing the escalation of %s: no record named", cluster)
-	}
-	e, err := a.c.ClearEscalation(ctx, key, uid)
-	if err != nil {
-		return handlers.EscalationRef{}, err
-	}
-	return handlers.EscalationRef{Cluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -75,12 +76,15 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun, AllowRootBroker: cfg.AllowRootBroker,
 		Identity: "cli/" + who + "@" + host, Logger: logger,
-		Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+		Gates:     recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+		RecordKey: []byte(cfg.ApprovalSecret),
+		Settle:    recovery.DefaultSettle,
 	})
 	req := recovery.Request{
 		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,
 		Rule: finding.Rule, Action: finding.Remedy.Action, Target: finding.Remedy.Target,
 		Requester: who, Approver: who, DryRun: dryRun,
+		ExpiresAt: time.Now(), // the typed "yes" is good for this one run
 	}
 	s := repairer.Repair(ctx, req, recovery.NewTextReporter(stdout, nil))
 	switch s.Outcome {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
@@ -75,6 +76,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage,
+		RecordKey:  []byte(cfg.ApprovalSecret),
+		Settle:     recovery.DefaultSettle,
 		Timeout:    cfg.RepairTimeout,
 		DryRun:     cfg.DryRun,
 		Identity:   replicaIdentity(),
@@ -109,7 +112,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RequiredApprovals: cfg.RequiredApprovals,
 		ApprovalChannels:  cfg.ApprovalChannels,
 		Decisions:         cluster.Decisions(),
-		Escalations:       escalationsAdapter{cluster},
+		Escalations:       escalation.NewSlack(cluster),
 		DryRun:            cfg.DryRun,
 		Workers:           cfg.Workers,
 		ClusterName:       cfg.ClusterName,

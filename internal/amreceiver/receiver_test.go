@@ -53,7 +53,7 @@ func newTestReceiver(t *testing.T, sink *fakeSink, logs *bytes.Buffer) *Receiver
 
 // payload returns a version 4 webhook body read from testdata (a body the
 // real Alertmanager v0.35.0 sent), with its alerts replaced when given.
-func payload(t *testing.T, alerts ...Alert) []byte {
+func payload(t testing.TB, alerts ...Alert) []byte {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/webhook-v4.json")
 	if err != nil {

@@ -116,9 +116,9 @@ func TestSafety01_IncompleteMetadataLineRefuses(t *testing.T) {
 	}
 }
 
-// Item 1: the metadata line alone (no raft fatal line, no offsets) still
+// With item 1 in place, the metadata line alone (no raft fatal line, no offsets) still
 // names the class, with no automated move (the offsets are unknown).
-func TestSafety01_MetadataLineAloneIsRecognisedButManual(t *testing.T) {
+func TestMetadataLineAloneIsRecognisedButManual(t *testing.T) {
 	log := "org.apache.kafka.common.errors.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 5120 is less than the next offset 5121.\n"
 	got := Default().Diagnose(Snapshot{Role: RoleBroker, Log: log})
 	if len(got) == 0 || got[0].Rule != "metadata-log-offset-mismatch" {

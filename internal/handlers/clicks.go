@@ -168,6 +168,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		Rule: a.Rule, Action: a.Action, Target: a.Target,
 		Requester: a.Requester, Approver: strings.Join(rec.Approvers(), ","),
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
+		ExpiresAt: a.ExpiresAt,
 	}
 	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs

@@ -243,7 +243,9 @@ func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 		select {
 		case <-p.ready:
 		case <-ctx.Done():
-			b.tell(context.WithoutCancel(ctx), s.Channel, s.User, s.ResponseURL, "⚠️ I gave up waiting for the diagnosis to be posted; please ask again.")
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout*5)
+			defer cancel()
+			b.tell(tctx, s.Channel, s.User, s.ResponseURL, "⚠️ I gave up waiting for the diagnosis to be posted; please ask again.")
 			return
 		}
 		if p.ok {

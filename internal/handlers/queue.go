@@ -3,6 +3,8 @@ package handlers
 import (
 	"sync"
 	"time"
+
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 )
 
 // jobQueue is the bot's worker pool with a bounded, fair queue in front of
@@ -86,6 +88,7 @@ func (q *jobQueue) runOwed(key string, job func()) {
 
 func (q *jobQueue) enqueueLocked(key string, job func(), urgent bool) {
 	q.waiting++
+	metrics.QueueWaiting.Set(float64(q.waiting))
 	if urgent {
 		q.urgent = append(q.urgent, job)
 		return
@@ -104,6 +107,7 @@ func (q *jobQueue) nextLocked() (func(), bool) {
 		q.urgent[0] = nil
 		q.urgent = q.urgent[1:]
 		q.waiting--
+		metrics.QueueWaiting.Set(float64(q.waiting))
 		return job, true
 	}
 	if len(q.turns) == 0 {
@@ -121,6 +125,7 @@ func (q *jobQueue) nextLocked() (func(), bool) {
 		q.turns = append(q.turns, key)
 	}
 	q.waiting--
+	metrics.QueueWaiting.Set(float64(q.waiting))
 	return job, true
 }
 

@@ -6,6 +6,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 )
 
 // heldQueue is a one-worker queue whose first job holds the worker until
@@ -93,9 +98,15 @@ func TestQueueRefusesOnlyWhenFull(t *testing.T) {
 	if _, waiting := h.q.depth(); waiting != 3 {
 		t.Errorf("%d waiting, want 3 (the owed answer is never refused)", waiting)
 	}
+	if g := gaugeValue(t, metrics.QueueWaiting); g != 3 {
+		t.Errorf("kafkabot_queue_waiting = %v, want 3", g)
+	}
 	got := h.finish()
 	if want := []string{"a1", "b1", "owed"}; !slices.Equal(got, want) {
 		t.Errorf("ran %q, want %q", got, want)
+	}
+	if g := gaugeValue(t, metrics.QueueWaiting); g != 0 {
+		t.Errorf("kafkabot_queue_waiting = %v after draining, want 0", g)
 	}
 	if _, ok := h.q.admit(); !ok {
 		t.Error("an empty queue refused after draining")
@@ -125,4 +136,14 @@ func TestQueueFullText(t *testing.T) {
 			t.Errorf("queueFullText(256, %v) = %q, want %q", tc.retry, got, tc.want)
 		}
 	}
+}
+
+// gaugeValue reads a gauge's current value.
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

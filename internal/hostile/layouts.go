@@ -6,6 +6,14 @@
 // deploy/'s RBAC and admission policy; the same table can run against any
 // cluster with the bot's real token, because every write is a server-side
 // dry run (admission runs, nothing is stored).
+//
+// On a real cluster: run Install as an admin first (it creates the objects
+// the shapes aim at), and use a Kafka namespace without Pod Security
+// "enforce: restricted" (or expect Shape.Check to report the shapes that
+// Pod Security admission refuses before the policy sees them: the check
+// insists on the layer and the rule that refuse each shape). The bot's
+// Namespace must list docker.io/bitnami/kafka (BrokerImage's repository) in
+// kafkabot.io/debug-image-repositories, as deploy/ does by default.
 package hostile
 
 import (

@@ -24,6 +24,12 @@ const maxLeaseNameLen = 63
 // characters. A name that had to be shortened ends with a hash of the pod
 // name, so two long pod names never share a Lease.
 func RepairLeaseName(pod string) string {
+	return leaseName(repairLeasePrefix, pod)
+}
+
+// leaseName is prefix+s made a valid, at most 63-character name; a name
+// that had to be changed ends with a hash of s.
+func leaseName(prefix, pod string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(pod) {
 		switch {
@@ -33,8 +39,8 @@ func RepairLeaseName(pod string) string {
 			b.WriteByte('-')
 		}
 	}
-	name := repairLeasePrefix + strings.Trim(b.String(), "-")
-	if len(name) <= maxLeaseNameLen && name == repairLeasePrefix+pod {
+	name := prefix + strings.Trim(b.String(), "-")
+	if len(name) <= maxLeaseNameLen && name == prefix+pod {
 		return name
 	}
 	sum := sha256.Sum256([]byte(pod))
@@ -117,4 +123,22 @@ func (c *Client) DeleteLease(ctx context.Context, namespace, name string) error 
 		return fmt.Errorf("deleting lease %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// clusterLeasePrefix starts the name of every per-cluster repair Lease.
+const clusterLeasePrefix = "kafkabot-cluster-"
+
+// ClusterLeaseName is the name of the per-cluster repair Lease of a cluster
+// key, in the key's namespace: kafkabot-cluster-<cluster>, or
+// kafkabot-cluster-all-pods for a namespace whose Kafka pods carry no
+// cluster label (the gates then treat them all as one cluster), with a hash
+// so no labelled cluster can share it. Lower-cased,
+// [a-z0-9-], at most 63 characters; a name that had to be changed ends with
+// a hash of the key, so two clusters never share a Lease.
+func ClusterLeaseName(key ClusterKey) string {
+	cluster := key.Cluster
+	if cluster == "" {
+		return leaseName(clusterLeasePrefix, "all pods")
+	}
+	return leaseName(clusterLeasePrefix, cluster)
 }

@@ -62,11 +62,16 @@ var (
 		Name: "kafkabot_socket_mode_reconnects_total",
 		Help: "Socket Mode reconnections after the first connection.",
 	})
+	// QueueWaiting is the commands and clicks waiting for a worker.
+	QueueWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kafkabot_queue_waiting",
+		Help: "Commands and clicks waiting for a worker (at most QUEUE_SIZE).",
+	})
 )
 
 func init() {
 	Registry.MustRegister(Commands, AckLatency, Diagnoses, Repairs, RepairStepDuration, Alerts,
-		SlackAPIErrors, SocketModeConnected, SocketModeReconnects,
+		SlackAPIErrors, SocketModeConnected, SocketModeReconnects, QueueWaiting,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 

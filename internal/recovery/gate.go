@@ -74,6 +74,10 @@ type gateInput struct {
 	// opts are the gates' settings.
 	opts GateOptions
 
+	// resuming is set when a restarted bot re-runs the gates of a repair
+	// it resumes: that repair's own Leases do not count as another repair.
+	resuming bool
+
 	// warnings are gate notes that do not refuse (shown in the thread).
 	warnings []string
 }
@@ -261,6 +265,9 @@ func checkNoRepair(ctx context.Context, in *gateInput) error {
 	cluster := labelValue(in.snap.Cluster)
 	for i := range leases {
 		l := &leases[i]
+		if in.resuming && l.Annotations[annoApprovalID] == in.req.ApprovalID {
+			continue // the resumed repair's own Leases
+		}
 		if l.Name == own {
 			if err := refuseTaken(l, in.req.ApprovalID); err != nil {
 				return &GateError{Gate: GateNoRepair, Seen: err.Error()}

@@ -157,3 +157,44 @@ func TestSafety04_NeverDeletesARunningReadyBroker(t *testing.T) {
 	}
 	_ = kube.LabelManagedBy
 }
+
+// TestSafety12_SuccessIsReadyAndStillReadyAfterTheSettlePeriod: a broker
+// that is Ready for a moment and then crashes (its first metadata fetch, a
+// liveness kill) is not repaired. Before the fix the first Ready counted as
+// success.
+func TestSafety12_SuccessIsReadyAndStillReadyAfterTheSettlePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		crashes bool
+		want    Outcome
+	}{
+		{"crashes during the settle period", true, OutcomeCrashAgain},
+		{"stays Ready", false, OutcomeRepaired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+			h.r.opts.Settle = time.Minute
+			rec := &recorder{}
+			done := repairWithin(t, h, rec)
+			waitUntil(t, "the settle watch", func() bool { return strings.Contains(rec.text(), "watching that it stays Ready") })
+			if tc.crashes {
+				obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pod := obj.(*corev1.Pod).DeepCopy()
+				pod.Status = crashLoopStatus()
+				pod.Status.ContainerStatuses[0].RestartCount = 1
+				if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				waitForTimer(t, h)
+				h.clock.Step(time.Minute)
+			}
+			if s := awaitSummary(t, done); s.Outcome != tc.want {
+				t.Fatalf("outcome %s, want %s:\n%s", s.Outcome, tc.want, s.Text)
+			}
+		})
+	}
+}

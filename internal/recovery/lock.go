@@ -64,12 +64,25 @@ type repairLock struct {
 	// step waits longer than the repair timeout, so a Lease not renewed for
 	// this long belongs to a bot that is gone.
 	duration time.Duration
+	// key signs and verifies the Lease's record (APPROVAL_SECRET).
+	key []byte
 }
 
 // heldLock is a Lease this bot replica holds for one repair.
 type heldLock struct {
 	l     *repairLock
 	lease *coordinationv1.Lease
+	// lost is set once an update found the Lease held by someone else
+	// (fencing): the repair must stop writing.
+	lost error
+}
+
+// Lost returns why this replica no longer holds the Lease, or nil.
+func (h *heldLock) Lost() error {
+	if h == nil {
+		return nil
+	}
+	return h.lost
 }
 
 // leaseFor builds the Lease of a new repair.
@@ -108,9 +121,13 @@ func (l *repairLock) stamp(lease *coordinationv1.Lease, req Request, cluster str
 		annoState:      leaseRunning,
 		annoStartedAt:  now.UTC().Format(time.RFC3339),
 	}
+	if !req.ExpiresAt.IsZero() {
+		lease.Annotations[annoExpiresAt] = req.ExpiresAt.UTC().Format(time.RFC3339)
+	}
 	for k, v := range extra {
 		lease.Annotations[k] = v
 	}
+	signRecord(l.key, lease)
 	lease.Spec = coordinationv1.LeaseSpec{
 		HolderIdentity:       &identity,
 		LeaseDurationSeconds: &seconds,
@@ -206,6 +223,9 @@ func (h *heldLock) HandOff(ctx context.Context) error {
 // re-reads the Lease and applies change again only while the Lease is
 // still held by this replica for the same approval.
 func (h *heldLock) update(ctx context.Context, change func(*coordinationv1.Lease)) error {
+	if h.lost != nil {
+		return h.lost
+	}
 	approval := h.lease.Annotations[annoApprovalID]
 	for attempt := 0; ; attempt++ {
 		next := h.lease.DeepCopy()
@@ -227,7 +247,8 @@ func (h *heldLock) update(ctx context.Context, change func(*coordinationv1.Lease
 			return getErr
 		}
 		if holder(fresh) != h.l.identity || fresh.Annotations[annoApprovalID] != approval {
-			return fmt.Errorf("lease %s was taken by %q for approval %s", fresh.Name, holder(fresh), fresh.Annotations[annoApprovalID])
+			h.lost = fmt.Errorf("%w: %s is held by %q for approval %s", ErrLeaseLost, fresh.Name, holder(fresh), fresh.Annotations[annoApprovalID])
+			return h.lost
 		}
 		h.lease = fresh
 	}

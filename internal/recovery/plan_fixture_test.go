@@ -44,6 +44,9 @@ const (
 
 var testStart = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
+// testRecordKey signs the repair Leases of the tests (APPROVAL_SECRET).
+var testRecordKey = []byte("test-only-record-key-0123456789abcdef")
+
 func readTestdata(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -272,6 +275,7 @@ func newHarness(t testing.TB, c *cluster, plan kubeletPlan) *harness {
 		Timeout: 5 * time.Minute, Clock: h.clock, Identity: "bot-a",
 		Logger: slog.New(slog.NewJSONHandler(h.audit, nil)),
 		Logs:   h.logs, Inspector: testInspector{kc: h.kc, logs: h.logs},
+		RecordKey: testRecordKey,
 	})
 	return h
 }
@@ -440,6 +444,7 @@ func request() Request {
 		ApprovalID: testApproval, Namespace: testNS, Pod: brokerName, PodUID: brokerUID,
 		Rule: RuleMetadataLogOffsetMismatch, Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0",
 		Requester: "U0REQUESTER", Approver: "U0APPROVER", Channel: "C0KAFKA", ThreadTS: "1764417600.000100",
+		ExpiresAt: testStart.Add(time.Hour),
 	}
 }
 

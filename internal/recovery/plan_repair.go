@@ -20,6 +20,15 @@ import (
 // DefaultRepairTimeout bounds each wait of a repair when RepairOptions.Timeout is 0.
 const DefaultRepairTimeout = 10 * time.Minute
 
+// DefaultSettle is how long the bot watches a recreated broker that became
+// Ready before it calls the repair a success: long enough for a broker
+// that crashes on its first metadata fetch or fails its liveness probe to
+// show it.
+const DefaultSettle = 2 * time.Minute
+
+// errSettled ends the settle watch when the period passed without trouble.
+var errSettled = errors.New("settled")
+
 // leaseSlack is added to the repair timeout to make the Lease duration.
 const leaseSlack = 2 * time.Minute
 
@@ -58,6 +67,14 @@ type RepairOptions struct {
 	Logs kube.LogReader
 	// Inspector reads pods for the gates (the Kubernetes API when nil).
 	Inspector Inspector
+	// Settle is how long the recreated broker must stay Ready (no restart,
+	// no crash) before the repair counts as a success. 0 skips the settle
+	// watch; the bot's serve and repair commands use DefaultSettle.
+	Settle time.Duration
+	// RecordKey signs each repair Lease's record (HMAC-SHA256); Resume acts
+	// only on Leases whose record verifies with it. The bot passes
+	// APPROVAL_SECRET. Without a key no Lease is ever resumed.
+	RecordKey []byte
 	// Gates are the safety gates' settings.
 	Gates GateOptions
 }
@@ -96,7 +113,7 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 	if r.inspect == nil {
 		r.inspect = kc
 	}
-	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack}
+	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack, key: opts.RecordKey}
 	return r
 }
 
@@ -130,6 +147,10 @@ type repairRun struct {
 	spec     *corev1.Pod
 
 	lock *heldLock
+	// clusterLock is the per-cluster Lease held for the repair.
+	clusterLock *heldLock
+	// resuming is set for a repair a restarted bot resumes.
+	resuming bool
 	// debugPod is the debug pod created or found; debugGone is true once
 	// it is known to be deleted.
 	debugPod  *corev1.Pod

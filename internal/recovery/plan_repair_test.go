@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 func TestRepairSuccess(t *testing.T) {
@@ -42,6 +44,7 @@ func TestRepairSuccess(t *testing.T) {
 	}
 
 	wantWrites := []string{
+		"create leases/" + kube.ClusterLeaseName(kube.ClusterKeyOf(testNS, "")), // the seed pods carry no cluster label the gates group by
 		"create leases/kafkabot-repair-" + brokerName,
 		"create pods/" + DebugPodName(brokerName, testApproval),
 		"patch pods/" + DebugPodName(brokerName, testApproval), // the go signal

@@ -36,6 +36,14 @@ const (
 // repair interrupted, so cleanup leaves it for Resume.
 func (run *repairRun) step(describe string, done func(context.Context) (bool, error), do func(context.Context) error, detail func() string) Step {
 	return funcStep{describe: describe, done: done, detail: detail, do: func(ctx context.Context) error {
+		// Fencing: once another holder took a Lease, this replica writes
+		// nothing more.
+		if err := run.fenced(); err != nil {
+			if run.failed == nil {
+				run.failed = err
+			}
+			return err
+		}
 		err := do(ctx)
 		if err != nil && run.failed == nil {
 			run.failed = err
@@ -73,6 +81,7 @@ func (run *repairRun) checkGatesStep() Step {
 			var in *gateInput
 			err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
 				in = run.r.gateInput(req, snap)
+				in.resuming = run.resuming
 				return checkGates(ctx, in)
 			})
 			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
@@ -212,24 +221,48 @@ func (run *repairRun) showDryRunStep() Step {
 	}, nil)
 }
 
-// takeLeaseStep takes the broker's repair Lease, recording the repair.
+// fenced returns why this replica lost one of its Leases, or nil.
+func (run *repairRun) fenced() error {
+	if err := run.lock.Lost(); err != nil {
+		return err
+	}
+	return run.clusterLock.Lost()
+}
+
+// takeLeaseStep takes the cluster's repair Lease (create or
+// compare-and-swap), then the broker's, recording the repair. Of two
+// approvals on two brokers of one cluster, only one gets past the first.
 func (run *repairRun) takeLeaseStep() Step {
-	return run.step("Take the repair lease "+kube.RepairLeaseName(run.req.Pod),
+	key := ClusterKeyOf(run.snap)
+	return run.step(fmt.Sprintf("Take the repair lease %s (after the cluster's, %s)", kube.RepairLeaseName(run.req.Pod), kube.ClusterLeaseName(key)),
 		func(context.Context) (bool, error) { return run.lock != nil, nil },
 		func(ctx context.Context) error {
 			script, err := jsonString(run.script)
 			if err != nil {
 				return err
 			}
-			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name}
-			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
+			cl, err := run.r.lock.AcquireCluster(ctx, run.req, key)
 			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
 				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
 			}
 			if err != nil {
 				return err
 			}
-			run.lock = held
+			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name, annoClusterLease: cl.lease.Name}
+			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
+			if err != nil {
+				// Give the cluster back: this repair never started.
+				if rerr := cl.Release(context.WithoutCancel(ctx), leaseDone); rerr != nil {
+					run.r.opts.Logger.WarnContext(ctx, "releasing the cluster's repair lease", "lease", cl.lease.Name, "error", rerr)
+				}
+			}
+			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
+				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
+			}
+			if err != nil {
+				return err
+			}
+			run.lock, run.clusterLock = held, cl
 			return nil
 		}, nil)
 }
@@ -489,8 +522,8 @@ func (run *repairRun) cleanupDebugPodStep() Step {
 	return funcStep{
 		describe: "Delete the debug pod",
 		done: func(ctx context.Context) (bool, error) {
-			if run.interrupted {
-				return true, nil
+			if run.interrupted || run.fenced() != nil {
+				return true, nil // the bot is stopping, or another holder owns the repair now
 			}
 			return run.debugPodGone(ctx)
 		},
@@ -573,6 +606,11 @@ func (run *repairRun) waitBrokerStep() Step {
 			if !kube.PodReady(pod) {
 				return run.crashAgain(ctx, pod)
 			}
+			if settled, err := run.settle(ctx, pod); err != nil {
+				return err
+			} else if settled != nil {
+				return run.crashAgain(ctx, settled)
+			}
 			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
 			if err != nil {
 				run.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}
@@ -632,7 +670,9 @@ func podCrashing(pod *corev1.Pod) bool {
 func (run *repairRun) releaseLeaseStep() Step {
 	return funcStep{
 		describe: "Release the repair lease",
-		done:     func(context.Context) (bool, error) { return run.lock == nil, nil },
+		done: func(context.Context) (bool, error) {
+			return run.lock == nil || run.fenced() != nil, nil
+		},
 		do: func(ctx context.Context) error {
 			if run.interrupted {
 				// The bot is stopping: the repair stays running for Resume,
@@ -645,7 +685,11 @@ func (run *repairRun) releaseLeaseStep() Step {
 			if run.failed != nil {
 				state = leaseFailed
 			}
-			return run.lock.Release(ctx, state)
+			err := run.lock.Release(ctx, state)
+			if run.clusterLock != nil {
+				err = errors.Join(err, run.clusterLock.Release(ctx, state))
+			}
+			return err
 		},
 	}
 }
@@ -675,4 +719,53 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// settle watches a recreated broker that became Ready for the settle
+// period: success is "Ready, and still Ready after it" (no restart, no
+// crash, not replaced). It returns the pod state that broke the period, or
+// nil when it settled.
+func (run *repairRun) settle(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	d := run.r.opts.Settle
+	if d <= 0 {
+		return nil, nil
+	}
+	run.rep.Report(ctx, Progress{Step: "Settle", Status: StepStarted,
+		Detail: fmt.Sprintf("%s is Ready; watching that it stays Ready for %s", pod.Name, d)})
+	restarts := int32(-1)
+	if c := containerStatus(pod, kube.KafkaContainerName(pod)); c != nil {
+		restarts = c.RestartCount
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := run.r.opts.Clock.NewTimer(d)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cancel(errSettled)
+		case <-sctx.Done():
+		}
+	}()
+	var broke *corev1.Pod
+	_, err := run.r.kc.WatchPod(sctx, pod.Namespace, pod.Name, func(p *corev1.Pod) (bool, error) {
+		if p == nil || p.UID != pod.UID {
+			return false, fmt.Errorf("%s was deleted or replaced during the settle period", pod.Name)
+		}
+		c := containerStatus(p, kube.KafkaContainerName(p))
+		if !kube.PodReady(p) || podCrashing(p) || (c != nil && c.RestartCount != restarts) {
+			broke = p
+			return true, nil
+		}
+		return false, nil
+	})
+	switch {
+	case broke != nil:
+		return broke, nil
+	case errors.Is(context.Cause(sctx), errSettled):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return nil, nil
 }

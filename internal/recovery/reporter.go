@@ -87,6 +87,10 @@ type Request struct {
 	ThreadTS string
 	// DryRun stops before the first write and reports what would run.
 	DryRun bool
+	// ExpiresAt is when the approval expired (its token's expiry; the
+	// moment of the typed "yes" for the CLI). A restarted bot resumes the
+	// repair only until ExpiresAt plus the repair timeout.
+	ExpiresAt time.Time
 }
 
 // TextReporter prints a repair's progress for a terminal: one line per

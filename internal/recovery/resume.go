@@ -52,6 +52,7 @@ const resumeRecheck = 15 * time.Second
 // gates of one that was: the approval was checked when it started.
 func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadTS string) Reporter) error {
 	tried := map[string]bool{}
+	seen := map[string]observedLease{}
 	for {
 		leases, err := r.runningLeases(ctx)
 		if err != nil {
@@ -64,11 +65,24 @@ func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadT
 			if tried[key] {
 				continue
 			}
-			if h := holder(l); h != "" && h != r.opts.Identity && !r.lock.stale(l) {
-				if e := expiry(l); next.IsZero() || e.Before(next) {
-					next = e
-				}
+			// Never act on (or post to the channel of) a record this bot
+			// did not sign: anyone with Lease write access could forge one.
+			if err := verifyRecord(r.opts.RecordKey, l); err != nil {
+				tried[key] = true
+				r.opts.Logger.WarnContext(ctx, "not resuming a repair lease: its record does not verify; a person must look at it",
+					"lease", l.Namespace+"/"+l.Name, "error", err)
 				continue
+			}
+			// A Lease without a holder was handed off by a bot that stopped
+			// mid-repair: take it at once.
+			if h := holder(l); h != "" && h != r.opts.Identity {
+				stale, until := r.lock.staleByLocalTime(l, seen)
+				if !stale {
+					if next.IsZero() || until.Before(next) {
+						next = until
+					}
+					continue
+				}
 			}
 			tried[key] = true
 			r.resumeOne(ctx, l, newReporter)
@@ -120,6 +134,33 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 	}
 	run := r.newRun(req, newReporter(req.Channel, req.ThreadTS))
 	run.lock = held
+	run.resuming = true
+	// Too late: past the approval's expiry plus the repair timeout, nobody
+	// is waiting for this repair any more, and the cluster may have moved
+	// on. Stop, say so in the thread, and let a person decide.
+	expires, err := recordedExpiry(lease)
+	if deadline := expires.Add(r.opts.Timeout); err != nil || !r.opts.Clock.Now().Before(deadline) {
+		why := fmt.Sprintf("the approval expired at %s and the repair timeout (%s) has passed since", expires.UTC().Format(time.RFC3339), r.opts.Timeout)
+		if err != nil {
+			why = err.Error()
+		}
+		run.failed = fmt.Errorf("not resuming approval %s: %s; nothing more was done. Check %s and the backup %s before anything else",
+			req.ApprovalID, why, req.Pod, lease.Annotations[annoDebugPod])
+		run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, Plan{
+			Steps:   []Step{funcStep{describe: "Check the approval is still fresh enough to resume", do: func(context.Context) error { return run.failed }}},
+			Cleanup: []Step{run.releaseLeaseStep()},
+		}))
+		return
+	}
+	if name := lease.Annotations[annoClusterLease]; name != "" {
+		if cl, err := r.kc.GetLease(ctx, lease.Namespace, name); err == nil && cl.Annotations[annoApprovalID] == req.ApprovalID {
+			if held, err := r.lock.takeOver(ctx, cl); err == nil {
+				run.clusterLock = held
+			} else {
+				r.opts.Logger.WarnContext(ctx, "resuming without the cluster's repair lease", "lease", name, "error", err)
+			}
+		}
+	}
 	run.debugPodName = lease.Annotations[annoDebugPod]
 	if n, err := strconv.ParseInt(lease.Annotations[annoGoRestarts], 10, 32); err == nil && n >= 0 {
 		run.goSent, run.baseRestarts = true, int32(n)
@@ -140,7 +181,10 @@ func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
 	return Plan{
 		Steps: append([]Step{
 			run.discoverStep(lease),
-			onlyIf(needRerun, run.recheckStep()),
+			// Every gate again before any resumed write, unless the broker
+			// was already restarted (then only the watch of the new pod and
+			// the cleanup are left).
+			onlyIf(func() bool { return !run.brokerReplaced }, run.checkGatesStep()),
 			onlyIf(needRerun, run.buildSpecStep()),
 		}, run.debugPodAndRestartSteps()...),
 		Cleanup: run.cleanupSteps(),
@@ -173,6 +217,9 @@ func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
 			a := lease.Annotations
 			if err := json.Unmarshal([]byte(a[annoScript]), &run.script); err != nil {
 				return fmt.Errorf("the lease holds no readable script input: %w", err)
+			}
+			if run.script.SkipNodeIDCheck || run.script.NodeID == "" {
+				return refuse(GateNodeID, "the lease's script input skips the node id check; a resumed repair never does")
 			}
 			if s := a[annoResult]; s != "" {
 				var res ScriptResult
@@ -215,25 +262,4 @@ func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
 			return nil
 		},
 		func() string { return found })
-}
-
-// recheckStep makes sure the broker is still the approved, crash-looping
-// pod before the script runs again.
-func (run *repairRun) recheckStep() Step {
-	req := run.req
-	return run.step(fmt.Sprintf("Re-check that %s is still crash-looping", req.Pod), nil,
-		func(ctx context.Context) error {
-			snap, err := run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
-			if err != nil {
-				return fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
-			}
-			in := &gateInput{req: req, snap: snap}
-			for _, check := range []func(context.Context, *gateInput) error{checkSamePod, checkCrashLooping} {
-				if err := check(ctx, in); err != nil {
-					return err
-				}
-			}
-			run.snap = snap
-			return nil
-		}, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,7 +25,7 @@ func leftLease(t *testing.T, holderID string, renewed time.Time, step string) *r
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := &repairLock{identity: holderID, duration: 5*time.Minute + leaseSlack}
+	lock := &repairLock{identity: holderID, duration: 5*time.Minute + leaseSlack, key: testRecordKey}
 	l := lock.leaseFor(request(), "foobar", map[string]string{annoScript: script, annoDebugPod: DebugPodName(brokerName, testApproval)}, renewed)
 	l.Annotations[annoStep] = step
 	var obj runtime.Object = l
@@ -115,7 +116,7 @@ func TestResume(t *testing.T) {
 			}
 			h := newHarness(t, c, tc.plan)
 			th := &threads{}
-			if err := h.r.Resume(context.Background(), th.newReporter); err != nil {
+			if err := resumeStepping(t, h, th); err != nil {
 				t.Fatal(err)
 			}
 			rep := th.only(t)
@@ -286,5 +287,31 @@ func TestRepairInterruptedThenResumed(t *testing.T) {
 	}
 	if l := h.lease(); l.Annotations[annoState] != leaseDone {
 		t.Errorf("lease state %q, want done", l.Annotations[annoState])
+	}
+}
+
+// resumeStepping runs Resume while moving the fake clock on whenever it
+// waits: a Lease of another holder is stale only after a whole Lease
+// duration on this replica's own clock.
+func resumeStepping(t *testing.T, h *harness, th *threads) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- h.r.Resume(context.Background(), th.newReporter) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Resume did not return")
+		}
+		// Only while the Lease is not taken over yet: after that the waits
+		// are the repair's own timeouts.
+		obj, err := h.tracker().Get(leasesGVR, testNS, kube.RepairLeaseName(brokerName))
+		if err == nil && holder(obj.(*coordinationv1.Lease)) != "bot-a" && h.clock.HasWaiters() {
+			h.clock.Step(time.Minute)
+		}
 	}
 }

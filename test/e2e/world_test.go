@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
@@ -371,6 +372,7 @@ func (w *world) newBotParts(identity string) botParts {
 	p.log = slog.New(slog.NewJSONHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p.repairer = recovery.NewRepairer(p.cluster, p.engine, recovery.RepairOptions{
 		Timeout: repairTimeout, Identity: identity, Logger: p.log,
+		RecordKey: approvalSecret, // as cmd/bot: the Lease record is signed with APPROVAL_SECRET
 	})
 	return p
 }
@@ -381,7 +383,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
-		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(),
+		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(), Escalations: escalation.NewSlack(p.cluster),
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }

@@ -44,10 +44,11 @@ type use struct {
 }
 
 // botUses is every request the bot's code makes. It is the contract
-// between the code and deploy/base/rbac.yaml: TestDeployGrantsEveryUse proves
-// each is granted, TestDeployGrantsNothingElse that nothing more is. When
-// the code starts making a new kind of request, add it here and to
-// deploy/base/rbac.yaml.
+// between the code and deploy/base/rbac.yaml: TestBotUsesAreWhatTheCodeCalls
+// derives the (resource, verb) pairs from the code's calls and fails unless
+// they are exactly these, TestDeployGrantsEveryUse proves each is granted,
+// TestDeployGrantsNothingElse that nothing more is. When the code starts
+// making a new kind of request, add it here and to deploy/base/rbac.yaml.
 var botUses = []use{
 	{inKafka, "", "pods", []string{"get", "list", "watch"},
 		"kube.Client finding and inspecting brokers; kube.PodInformer and kube watch for the sweep and for waiting on pods"},

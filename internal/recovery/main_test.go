@@ -1,0 +1,14 @@
+package recovery
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/testenv"
+)
+
+// TestMain lets the Lease tests start a real API server (testenv), which
+// is stopped after the package's tests.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m))
+}
