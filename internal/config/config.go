@@ -27,17 +27,17 @@ type Config struct {
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
 	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
-	AlertChannel   string        `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
+	AlertChannel string `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
 	// AlertmanagerToken switches the Alertmanager webhook receiver on.
-	AlertmanagerToken string `envconfig:"ALERTMANAGER_TOKEN" desc:"bearer token (from a Secret; at least 16 bytes, surrounding whitespace ignored) Alertmanager must send to POST /alertmanager on HTTP_ADDR; empty = receiver off; needs ALERT_CHANNEL"`
-	SweepSchedule  string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
-	RepeatInterval time.Duration `envconfig:"ALERT_REPEAT_INTERVAL" default:"4h" desc:"how long before an unchanged alert is posted again"`
-	ResolveGrace   time.Duration `envconfig:"ALERT_RESOLVE_GRACE" default:"5m" desc:"how long a pod must stay Ready (or gone) before its alert is resolved"`
-	GroupThreshold int           `envconfig:"ALERT_GROUP_THRESHOLD" default:"3" desc:"this many pods of one Kafka cluster alerting at once make one grouped alert"`
-	GroupWait      time.Duration `envconfig:"ALERT_GROUP_WAIT" default:"10s" desc:"how long to gather pod changes before alerting, so a cluster-wide crash is one alert"`
-	SweepSummary   string        `envconfig:"SWEEP_SUMMARY" default:"unhealthy" desc:"when scheduled sweeps post a summary: unhealthy (only if something fires), always or never"`
-	RestartAlerts  int           `envconfig:"RESTART_ALERT_THRESHOLD" default:"3" desc:"alert on a Kafka pod restarting more than this many times within RESTART_ALERT_WINDOW"`
-	RestartWindow  time.Duration `envconfig:"RESTART_ALERT_WINDOW" default:"10m" desc:"window of RESTART_ALERT_THRESHOLD (and of recent OOMKilled exits)"`
+	AlertmanagerToken string        `envconfig:"ALERTMANAGER_TOKEN" desc:"bearer token (from a Secret; at least 16 bytes, surrounding whitespace ignored) Alertmanager must send to POST /alertmanager on HTTP_ADDR; empty = receiver off; needs ALERT_CHANNEL"`
+	SweepSchedule     string        `envconfig:"SWEEP_SCHEDULE" default:"@every 5m" desc:"robfig/cron spec for full health sweeps"`
+	RepeatInterval    time.Duration `envconfig:"ALERT_REPEAT_INTERVAL" default:"4h" desc:"how long before an unchanged alert is posted again"`
+	ResolveGrace      time.Duration `envconfig:"ALERT_RESOLVE_GRACE" default:"5m" desc:"how long a pod must stay Ready (or gone) before its alert is resolved"`
+	GroupThreshold    int           `envconfig:"ALERT_GROUP_THRESHOLD" default:"3" desc:"this many pods of one Kafka cluster alerting at once make one grouped alert"`
+	GroupWait         time.Duration `envconfig:"ALERT_GROUP_WAIT" default:"10s" desc:"how long to gather pod changes before alerting, so a cluster-wide crash is one alert"`
+	SweepSummary      string        `envconfig:"SWEEP_SUMMARY" default:"unhealthy" desc:"when scheduled sweeps post a summary: unhealthy (only if something fires), always or never"`
+	RestartAlerts     int           `envconfig:"RESTART_ALERT_THRESHOLD" default:"3" desc:"alert on a Kafka pod restarting more than this many times within RESTART_ALERT_WINDOW"`
+	RestartWindow     time.Duration `envconfig:"RESTART_ALERT_WINDOW" default:"10m" desc:"window of RESTART_ALERT_THRESHOLD (and of recent OOMKilled exits)"`
 
 	Approvers                      []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
 	ApprovalSecret                 string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`

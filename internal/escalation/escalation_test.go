@@ -28,7 +28,7 @@ func TestSlackAdapter(t *testing.T) {
 		found               bool
 	}{
 		{"b-broker-0", "APPR-B", "kafka/b", true},
-		{"a-broker-1", "APPR-A", "kafka/a", true},   // the record the approval's repair left
+		{"a-broker-1", "APPR-A", "kafka/a", true},     // the record the approval's repair left
 		{"b-broker-0", "APPR-OTHER", "kafka/b", true}, // a record an earlier repair of the pod left
 		{"c-broker-0", "APPR-C", "", false},
 	}

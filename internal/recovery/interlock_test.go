@@ -198,3 +198,40 @@ func TestSafety12_SuccessIsReadyAndStillReadyAfterTheSettlePeriod(t *testing.T) 
 		})
 	}
 }
+
+// TestSafety12_SlowLogRecoveryGetsMoreTime: a large broker recovering its
+// logs is not Ready within the repair timeout though Kafka runs fine. The
+// wait scales: while Kafka runs without crashing it waits another timeout
+// (renewing the Lease). Before the fix the repair failed at the first
+// timeout.
+func TestSafety12_SlowLogRecoveryGetsMoreTime(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "starting", brokerLog: recoveredLog})
+	rec := &recorder{}
+	done := repairWithin(t, h, rec)
+	waitUntil(t, "the new pod", func() bool {
+		obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+		return err == nil && string(obj.(*corev1.Pod).UID) == newBrokerUID && strings.Contains(rec.text(), "started | Watch the new")
+	})
+	// The repair timeout passes while Kafka is still starting.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(rec.text(), "is still starting after 5m0s"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no extended wait; the repair reported:\n%s", rec.text())
+		}
+		if h.clock.HasWaiters() {
+			h.clock.Step(time.Minute)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	pod.Status = readyStatus()
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Fatal(err)
+	}
+	if s := awaitSummary(t, done); s.Outcome != OutcomeRepaired {
+		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+}

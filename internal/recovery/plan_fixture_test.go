@@ -380,9 +380,14 @@ func (h *harness) installReactors() {
 			return true, nil, err
 		}
 		pod := bitnamiPod(brokerName, "broker", newBrokerUID)
-		if h.plan.broker == "crash" {
+		switch h.plan.broker {
+		case "crash":
 			pod.Status = crashLoopStatus()
 			pod.Status.ContainerStatuses[0].RestartCount = 1
+		case "starting": // Kafka runs, recovering its logs, not Ready yet
+			pod.Status = readyStatus()
+			pod.Status.Conditions[0].Status = corev1.ConditionFalse
+			pod.Status.ContainerStatuses[0].Ready = false
 		}
 		h.logs.set(brokerName, h.plan.brokerLog)
 		return true, nil, h.tracker().Create(podsGVR, pod, testNS)

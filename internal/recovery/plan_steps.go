@@ -586,15 +586,41 @@ const maxRecoveryLines = 8
 // crash-loops again (then it diagnoses it and stops the repair).
 func (run *repairRun) waitBrokerStep() Step {
 	req := run.req
-	return run.step(fmt.Sprintf("Watch the new %s until Ready (up to %s)", req.Pod, run.r.opts.Timeout), nil,
+	describe := fmt.Sprintf("Watch the new %s until Ready (up to %s, longer while Kafka is still starting)", req.Pod, run.r.opts.Timeout)
+	return run.step(describe, nil,
 		func(ctx context.Context) error {
-			wctx, cancel := run.withTimeout(ctx, "waiting for the new broker pod to become Ready")
-			defer cancel()
-			pod, err := run.r.kc.WaitPodReplaced(wctx, req.Namespace, req.Pod, uidOf(req.PodUID), func(p *corev1.Pod) bool {
-				return kube.PodReady(p) || podCrashing(p)
-			})
-			if pod != nil && string(pod.UID) != req.PodUID {
-				run.newPod = pod
+			var pod *corev1.Pod
+			var err error
+			// A large broker's log recovery after an unclean stop can take
+			// far longer than the repair timeout: while the new pod's Kafka
+			// runs without crashing, wait another timeout, renewing the
+			// Lease, up to maxStartingRounds timeouts in all.
+			for round := 1; ; round++ {
+				wctx, cancel := run.withTimeout(ctx, "waiting for the new broker pod to become Ready")
+				pod, err = run.r.kc.WaitPodReplaced(wctx, req.Namespace, req.Pod, uidOf(req.PodUID), func(p *corev1.Pod) bool {
+					return kube.PodReady(p) || podCrashing(p)
+				})
+				cancel()
+				if pod != nil && string(pod.UID) != req.PodUID {
+					run.newPod = pod
+				}
+				if !errors.Is(err, ErrTimeout) || round >= maxStartingRounds {
+					break
+				}
+				// Timed out: read the pod once to see whether Kafka is starting.
+				cur, ferr := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+				if ferr != nil || string(cur.UID) == req.PodUID || !kafkaStarting(cur) {
+					break
+				}
+				run.newPod = cur
+				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted, Detail: fmt.Sprintf(
+					"%s is still starting after %s (Kafka runs, not Ready yet: log recovery takes long on a large broker); waiting up to another %s",
+					req.Pod, time.Duration(round)*run.r.opts.Timeout, run.r.opts.Timeout)})
+				if run.lock != nil {
+					if lerr := run.lock.SetStep(ctx, describe); lerr != nil {
+						return lerr
+					}
+				}
 			}
 			if err != nil {
 				if run.newPod != nil {
@@ -768,4 +794,15 @@ func (run *repairRun) settle(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 		return nil, err
 	}
 	return nil, nil
+}
+
+// maxStartingRounds bounds the wait for a recreated broker whose Kafka is
+// still starting, in repair timeouts (10 minutes each by default).
+const maxStartingRounds = 6
+
+// kafkaStarting reports whether a pod's Kafka container runs, has not
+// crashed, and is not Ready yet: it is starting (log recovery).
+func kafkaStarting(pod *corev1.Pod) bool {
+	c := containerStatus(pod, kube.KafkaContainerName(pod))
+	return c != nil && c.State.Running != nil && !podCrashing(pod) && !kube.PodReady(pod)
 }
