@@ -78,7 +78,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Identity: "cli/" + who + "@" + host, Logger: logger,
 		Gates:     recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 		RecordKey: []byte(cfg.ApprovalSecret),
-		Settle:    recovery.DefaultSettle,
+		Settle:    cfg.RepairSettle,
 	})
 	req := recovery.Request{
 		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,

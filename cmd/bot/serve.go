@@ -77,7 +77,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage,
 		RecordKey:  []byte(cfg.ApprovalSecret),
-		Settle:     recovery.DefaultSettle,
+		Settle:     cfg.RepairSettle,
 		Timeout:    cfg.RepairTimeout,
 		DryRun:     cfg.DryRun,
 		Identity:   replicaIdentity(),

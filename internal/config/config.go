@@ -50,6 +50,7 @@ type Config struct {
 	AllowRootBroker                bool          `envconfig:"ALLOW_ROOT_BROKER" default:"false" desc:"let the repair debug pod run as root for a broker that runs as uid 0 (the bot's namespace needs the annotation kafkabot.io/allow-root-broker=true too); otherwise such a broker gets the manual runbook"`
 	AcceptNoPolicy                 bool          `envconfig:"ACKNOWLEDGE_NO_ADMISSION_POLICY" default:"false" desc:"run repairs even when the startup self-check finds the admission policy not enforced (clusters before Kubernetes 1.30); otherwise repairs are disabled there"`
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
+	RepairSettle                   time.Duration `envconfig:"REPAIR_SETTLE" default:"2m" desc:"how long a recreated broker must stay Ready before a repair is called a success (a crash in that time ends it as crashed again); 0 = success at the first Ready"`
 	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
 	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
 	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
@@ -118,6 +119,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: must be positive", d.name, d.v)
 		}
+	}
+	if c.RepairSettle < 0 {
+		return fmt.Errorf("REPAIR_SETTLE %v: must not be negative", c.RepairSettle)
 	}
 	if err := c.validateAlerts(); err != nil {
 		return err

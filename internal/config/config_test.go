@@ -16,7 +16,7 @@ func setEnv(t *testing.T, env map[string]string) {
 		"APPROVERS", "APPROVAL_SECRET", "APPROVAL_TTL", "FORBID_SELF_APPROVAL", "DRY_RUN", "DEBUG_IMAGE",
 		"REPAIR_TIMEOUT", "LOG_TAIL_BYTES", "LOG_TAIL_LINES", "RULES_FILE", "WORKERS", "QUEUE_SIZE", "DIAGNOSIS_SHARE_WINDOW", "LEADER_ELECTION",
 		"POD_NAMESPACE", "LOG_LEVEL", "LOG_FORMAT", "HTTP_ADDR", "REQUIRED_APPROVALS", "APPROVAL_CHANNELS",
-		"REPAIR_WITHOUT_VISIBLE_CONTROLLER", "ALERTMANAGER_TOKEN"} {
+		"REPAIR_WITHOUT_VISIBLE_CONTROLLER", "ALERTMANAGER_TOKEN", "REPAIR_SETTLE"} {
 		t.Setenv(name, "")
 		os.Unsetenv(name)
 	}
@@ -98,6 +98,8 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "-5s"}, "DIAGNOSIS_SHARE_WINDOW"},
 		{map[string]string{"DIAGNOSIS_SHARE_WINDOW": "2h"}, "DIAGNOSIS_SHARE_WINDOW"},
 		{map[string]string{"APPROVAL_TTL": "-1m"}, "APPROVAL_TTL"},
+		{map[string]string{"REPAIR_SETTLE": "-1s"}, "REPAIR_SETTLE"},
+		{map[string]string{"REPAIR_SETTLE": "soon"}, "REPAIR_SETTLE"},
 		{map[string]string{"LOG_TAIL_BYTES": "0"}, "LOG_TAIL_BYTES"},
 		{map[string]string{"CLUSTER_NAME": strings.Repeat("c", 64)}, "CLUSTER_NAME"},
 		{map[string]string{"CLUSTER_NAME": "prod\neu"}, "CLUSTER_NAME"},

@@ -20,12 +20,6 @@ import (
 // DefaultRepairTimeout bounds each wait of a repair when RepairOptions.Timeout is 0.
 const DefaultRepairTimeout = 10 * time.Minute
 
-// DefaultSettle is how long the bot watches a recreated broker that became
-// Ready before it calls the repair a success: long enough for a broker
-// that crashes on its first metadata fetch or fails its liveness probe to
-// show it.
-const DefaultSettle = 2 * time.Minute
-
 // errSettled ends the settle watch when the period passed without trouble.
 var errSettled = errors.New("settled")
 
@@ -69,7 +63,9 @@ type RepairOptions struct {
 	Inspector Inspector
 	// Settle is how long the recreated broker must stay Ready (no restart,
 	// no crash) before the repair counts as a success. 0 skips the settle
-	// watch; the bot's serve and repair commands use DefaultSettle.
+	// watch; the bot's serve and repair commands use REPAIR_SETTLE (2m by
+	// default): long enough for a broker that crashes on its first metadata
+	// fetch or fails its liveness probe to show it.
 	Settle time.Duration
 	// RecordKey signs each repair Lease's record (HMAC-SHA256); Resume acts
 	// only on Leases whose record verifies with it. The bot passes

@@ -245,6 +245,9 @@ patches:
       - op: add
         path: /data/SLACK_API_URL
         value: %s
+      - op: add
+        path: /data/REPAIR_SETTLE
+        value: 20s
   - target:
       kind: Namespace
       name: kafka-bot
