@@ -592,35 +592,11 @@ func (w *world) message(m slackemu.Message) slackemu.Message {
 // blockTexts concatenates every text in a message's blocks, in order.
 func blockTexts(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("blocks are not JSON: %v", err)
+	text, err := slackemu.BlocksText(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var b strings.Builder
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if s, ok := x[k].(string); ok && k == "text" {
-					b.WriteString(s + "\n")
-					continue
-				}
-				walk(x[k])
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	walk(v)
-	return b.String()
+	return text
 }
 
 // actionIDs lists the action_ids of a message's interactive elements.

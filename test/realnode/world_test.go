@@ -462,44 +462,17 @@ func waitOutcome(t *testing.T, m slackemu.Message, timeout time.Duration) ([]str
 // blockTexts concatenates every "text" string of a message's blocks.
 func blockTexts(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("blocks are not JSON: %v", err)
+	text, err := slackemu.BlocksText(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return blocksText(raw)
+	return text
 }
 
 // blocksText is blockTexts without a test: "" for blocks that are not JSON.
 func blocksText(raw json.RawMessage) string {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	var b strings.Builder
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if s, ok := x[k].(string); ok && k == "text" {
-					b.WriteString(s + "\n")
-					continue
-				}
-				walk(x[k])
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	walk(v)
-	return b.String()
+	text, _ := slackemu.BlocksText(raw)
+	return text
 }
 
 // actionIDs lists the action_ids of a message's buttons.
