@@ -44,7 +44,9 @@ func OpenPayload(secret []byte, domain, token string, v any) error {
 		return ErrMalformed
 	}
 	got, err := b64.DecodeString(sig)
-	if err != nil || len(got) != sha256.Size {
+	// The decoder skips \r and \n: only the canonical spelling of the
+	// signature is accepted, so one approval has exactly one token.
+	if err != nil || len(got) != sha256.Size || b64.EncodeToString(got) != sig {
 		return ErrMalformed
 	}
 	if !hmac.Equal(got, macOf(secret, domain, part)) {
