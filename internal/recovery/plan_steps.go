@@ -756,14 +756,14 @@ func (run *repairRun) settle(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 	if d <= 0 {
 		return nil, nil
 	}
-	run.rep.Report(ctx, Progress{Step: "Settle", Status: StepStarted,
-		Detail: fmt.Sprintf("%s is Ready; watching that it stays Ready for %s", pod.Name, d)})
 	restarts := int32(-1)
 	if c := containerStatus(pod, kube.KafkaContainerName(pod)); c != nil {
 		restarts = c.RestartCount
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// The period starts before it is reported, so whoever reads the report
+	// (a person, or a test stepping a fake clock) knows the timer runs.
 	t := run.r.opts.Clock.NewTimer(d)
 	go func() {
 		defer t.Stop()
@@ -773,6 +773,8 @@ func (run *repairRun) settle(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 		case <-sctx.Done():
 		}
 	}()
+	run.rep.Report(ctx, Progress{Step: "Settle", Status: StepStarted,
+		Detail: fmt.Sprintf("%s is Ready; watching that it stays Ready for %s", pod.Name, d)})
 	var broke *corev1.Pod
 	_, err := run.r.kc.WatchPod(sctx, pod.Namespace, pod.Name, func(p *corev1.Pod) (bool, error) {
 		if p == nil || p.UID != pod.UID {
