@@ -15,9 +15,6 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/kubesim"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -96,23 +93,8 @@ func burstCluster(now time.Time, pods int) []runtime.Object {
 		if err := setCrashLooping(b, now); err != nil {
 			panic(err) // the pod above has a kafka container
 		}
-		objs = append(objs, b,
-			&corev1.PersistentVolumeClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: "data-" + name, Namespace: kafkaNS},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Gi")}},
-				},
-				Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
-			},
-			&corev1.Event{
-				ObjectMeta:     metav1.ObjectMeta{Name: name + ".back-off", Namespace: kafkaNS},
-				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: kafkaNS, Name: name, UID: b.UID},
-				Reason:         "BackOff", Type: corev1.EventTypeWarning, Count: 40,
-				Message:        "Back-off restarting failed container kafka in pod " + name,
-				FirstTimestamp: metav1.NewTime(now.Add(-time.Hour)), LastTimestamp: metav1.NewTime(now),
-			})
+		objs = append(objs, b)
+		objs = append(objs, claimAndBackOff(name, b.UID, now)...)
 	}
 	return objs
 }

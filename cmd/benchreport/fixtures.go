@@ -97,27 +97,11 @@ func staticCluster(now time.Time) []runtime.Object {
 	}
 	b := kafkaPod(seedBroker, "broker", "broker", seedNodeID)
 	b.Spec.NodeName = nodeName
-	if err := kubesim.SetCrashLooping(b, "kafka", now); err != nil {
+	if err := setCrashLooping(b, now); err != nil {
 		panic(err) // the pod above has a kafka container
 	}
-	b.Status.ContainerStatuses[0].RestartCount = 12
-	objs = append(objs, b,
-		&corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "data-" + seedBroker, Namespace: kafkaNS},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Gi")}},
-			},
-			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
-		},
-		&corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Name: seedBroker + ".back-off", Namespace: kafkaNS},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: kafkaNS, Name: seedBroker, UID: b.UID},
-			Reason:         "BackOff", Type: corev1.EventTypeWarning, Count: 40,
-			Message:        "Back-off restarting failed container kafka in pod " + seedBroker,
-			FirstTimestamp: metav1.NewTime(now.Add(-time.Hour)), LastTimestamp: metav1.NewTime(now),
-		})
+	objs = append(objs, b)
+	objs = append(objs, claimAndBackOff(seedBroker, b.UID, now)...)
 	return objs
 }
 
@@ -152,6 +136,29 @@ func newBrokerVolume(parent, nodeID string) (string, error) {
 }
 
 // setCrashLooping makes a pod's kafka container crash-loop (12 restarts).
+// claimAndBackOff is what a crash-looping broker pod name has beside it: its
+// Bound data claim and the kubelet's BackOff event.
+func claimAndBackOff(name string, uid types.UID, now time.Time) []runtime.Object {
+	return []runtime.Object{
+		&corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "data-" + name, Namespace: kafkaNS},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Gi")}},
+			},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+		},
+		&corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: name + ".back-off", Namespace: kafkaNS},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: kafkaNS, Name: name, UID: uid},
+			Reason:         "BackOff", Type: corev1.EventTypeWarning, Count: 40,
+			Message:        "Back-off restarting failed container kafka in pod " + name,
+			FirstTimestamp: metav1.NewTime(now.Add(-time.Hour)), LastTimestamp: metav1.NewTime(now),
+		},
+	}
+}
+
 func setCrashLooping(p *corev1.Pod, now time.Time) error {
 	if err := kubesim.SetCrashLooping(p, "kafka", now); err != nil {
 		return fmt.Errorf("making %s crash-loop: %w", p.Name, err)
