@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -278,4 +279,92 @@ func TestFleetUnknownClusterInCommand(t *testing.T) {
 	if f.eu.resolves.Load()+f.us.resolves.Load() != 0 {
 		t.Errorf("an unknown cluster's command asked a served one")
 	}
+}
+
+// TestFleetAlertsSilencesAndSweepsStayInTheirCluster: each cluster's sweep
+// posts through its own notifier view; the alert names its cluster, its
+// Approve and Silence tokens are bound to it, a silence lands in that
+// cluster's sweep only (the other cluster has the same pod), End silence
+// ends it there, and /kafka silences and /kafka sweep cover every cluster.
+func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
+	n := NewAlertNotifier(alertChan)
+	euSil, usSil := &fakeSilencer{}, &fakeSilencer{}
+	f := startFleet(t, func(o *Options) {
+		o.Alerts = n
+		o.Clusters[0].Silencer, o.Clusters[0].Sweeper = euSil, euSil
+		o.Clusters[1].Silencer, o.Clusters[1].Sweeper = usSil, usSil
+	})
+	ref, err := n.ForCluster("us").Notify(f.ctx(), seedAlert(t, f.clock.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.emu.Message(ref.Channel, ref.TS)
+	if text := blockTexts(t, m.Blocks); !strings.Contains(text, "us/kafka/"+seedPod) {
+		t.Fatalf("the alert does not name its cluster:\n%s", text)
+	}
+	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	if a, err := approval.Verify(testSecret, tok, f.clock.Now()); err != nil || a.ClusterName != "us" {
+		t.Fatalf("the alert's Approve token is %+v, %v; want it bound to us", a, err)
+	}
+	(&alertHarness{harness: f.harness, notifier: n}).chooseSilence(m, approver, "24h")
+	f.waitFor("the silence confirmation", func() bool { return len(f.emu.Thread(alertChan, m.TS)) >= 2 })
+	if got := usSil.calls(); len(got) != 1 || got[0].Key != seedNamespace+"/"+seedPod {
+		t.Fatalf("us's sweep got silences %+v", got)
+	}
+	if got := euSil.calls(); len(got) != 0 {
+		t.Fatalf("eu's sweep got a silence meant for us: %+v", got)
+	}
+	if _, err := n.ForCluster("ap").Notify(f.ctx(), seedAlert(t, f.clock.Now())); err == nil {
+		t.Errorf("a notifier view of an unserved cluster posted")
+	}
+
+	// /kafka silences lists both clusters' silences, each with an End
+	// silence button bound to its own cluster.
+	until := f.clock.Now().Add(time.Hour)
+	euSil.set([]Silence{{ID: "eu1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	usSil.set([]Silence{{ID: "us1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	usSil.mu.Lock()
+	usSil.created = append(usSil.created, Silence{ID: "us1", Key: "kafka/" + seedPod, Until: until})
+	usSil.mu.Unlock()
+	f.slash(approver, channel, "silences")
+	list := f.ephemeral(channel, approver, "silence(s) in force")
+	for _, want := range []string{"eu: kafka/" + seedPod, "us: kafka/" + seedPod} {
+		if !strings.Contains(list.Text, want) {
+			t.Errorf("/kafka silences lacks %q:\n%s", want, list.Text)
+		}
+	}
+	var usEnd string
+	for _, b := range blocksOf(t, list.Blocks) {
+		if text, _ := b["text"].(map[string]any); text != nil && strings.Contains(fmt.Sprint(text["text"]), "us1") {
+			acc, _ := b["accessory"].(map[string]any)
+			usEnd, _ = acc["value"].(string)
+		}
+	}
+	if usEnd == "" {
+		t.Fatalf("no End silence button for us's silence in %s", list.Blocks)
+	}
+	f.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: list.TS, ActionID: actionUnsilence, Value: usEnd})
+	f.ephemeral(channel, approver, "ended the silence of `us: kafka/"+seedPod+"`")
+	if got := usSil.endedIDs(); len(got) != 1 || got[0] != "us1" {
+		t.Errorf("us's ended silences: %v", got)
+	}
+	if got := euSil.endedIDs(); len(got) != 0 {
+		t.Errorf("eu's silence was ended by us's button: %v", got)
+	}
+
+	f.slash(approver, channel, "sweep")
+	f.ephemeral(channel, approver, "Swept `eu`, `us`")
+	if euSil.sweepCount() != 1 || usSil.sweepCount() != 1 {
+		t.Errorf("/kafka sweep swept eu %d and us %d times, want once each", euSil.sweepCount(), usSil.sweepCount())
+	}
+}
+
+// blocksOf decodes a message's raw blocks.
+func blocksOf(t *testing.T, raw []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("blocks: %v", err)
+	}
+	return out
 }
