@@ -396,6 +396,9 @@ up() {
 		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
 		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
 		--initial-cluster realnode=http://127.0.0.1:2380 --log-level warn --quota-backend-bytes 1073741824
+	# --allow-privileged=true as kubeadm and the distributions set it: the
+	# API server's default refuses privileged containers by itself, before
+	# Pod Security and the bot's admission policy could show they refuse them.
 	start kube-apiserver "${bin}/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
 		--advertise-address "${node_ip}" --bind-address 0.0.0.0 --secure-port 6443 \
 		--service-cluster-ip-range "${service_cidr}" \
@@ -408,6 +411,7 @@ up() {
 		--service-account-key-file "${state}/pki/sa.pub" \
 		--service-account-signing-key-file "${state}/pki/sa.key" \
 		--authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+		--allow-privileged=true \
 		--audit-policy-file "${state}/audit-policy.yaml" --audit-log-path "${state}/log/audit.log" \
 		--audit-log-format json --audit-log-mode blocking \
 		--profiling=false --v=1
