@@ -10,6 +10,8 @@
 #   hack/realnode.sh exec CMD...  run CMD inside the cluster's network namespace,
 #                             with KUBECONFIG and REALNODE_* exported
 #
+# test/realnode/lifecycle.sh checks these promises (hack/test.sh runs it).
+#
 # Everything lives under one state directory, REALNODE_DIR (default
 # /tmp/kafkabot-realnode-<checkout hash>): certificates, etcd data, containerd's root and
 # state, the kubelet's root dir, pod logs, the CNI config and IPAM, the local
@@ -548,6 +550,8 @@ run_exec() {
 	export REALNODE_CONTAINERD="${state}/containerd/containerd.sock"
 	export REALNODE_NODE_IP="${node_ip}"
 	export REALNODE_NODE="${node_name}"
+	export REALNODE_NETNS="${netns}"
+	export REALNODE_CGROUP_ROOT="${cgroup_root}"
 	exec nsenter --net="/var/run/netns/${netns}" -- "$@"
 }
 
