@@ -18,9 +18,6 @@ import (
 // schema 2 types are what `skopeo copy --format v2s2` or an old registry give;
 // their blobs are the same bytes under another name.
 const (
-	MediaTypeLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip"
-	MediaTypeLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd"
-
 	mediaTypeDockerManifest     = "application/vnd.docker.distribution.manifest.v2+json"
 	mediaTypeDockerManifestList = "application/vnd.docker.distribution.manifest.list.v2+json"
 	mediaTypeDockerConfig       = "application/vnd.docker.container.image.v1+json"

@@ -20,6 +20,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -39,6 +40,10 @@ const (
 	MediaTypeManifest = "application/vnd.oci.image.manifest.v1+json"
 	MediaTypeConfig   = "application/vnd.oci.image.config.v1+json"
 	MediaTypeLayer    = "application/vnd.oci.image.layer.v1.tar"
+	// MediaTypeLayerGzip is a gzip-compressed layer (Image.Gzip).
+	MediaTypeLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip"
+	// MediaTypeLayerZstd is a zstd-compressed layer; only a base's.
+	MediaTypeLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd"
 )
 
 // AnnotationImageName names the image for containerd's importer; the OCI
@@ -97,6 +102,11 @@ type Image struct {
 	// directories Write adds for Files replace the base's (mode 0755,
 	// root-owned), so files meant for a base go in existing directories.
 	Base *Base
+	// Gzip compresses the layer (deterministically: no name, no time in
+	// the gzip header). Tools that push an image compress uncompressed
+	// layers, which changes its digest; a compressed layer is pushed as is,
+	// so the digest Write reports is the one a registry will serve.
+	Gzip bool
 }
 
 // Descriptor identifies a blob by digest, as in the OCI specification.
@@ -181,7 +191,16 @@ func Write(w io.Writer, img Image) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
+	diffID := descriptor(MediaTypeLayer, layer).Digest
+	if img.Gzip {
+		if layer, err = gzipLayer(layer); err != nil {
+			return Ref{}, err
+		}
+	}
 	layerDesc := descriptor(MediaTypeLayer, layer)
+	if img.Gzip {
+		layerDesc.MediaType = MediaTypeLayerGzip
+	}
 
 	var cfgJSON []byte
 	layers := []Descriptor{layerDesc}
@@ -192,7 +211,7 @@ func Write(w io.Writer, img Image) (Ref, error) {
 		cfg.Architecture, cfg.OS = img.Architecture, img.OS
 		cfg.Config = img.Config
 		cfg.RootFS.Type = "layers"
-		cfg.RootFS.DiffIDs = []string{layerDesc.Digest} // uncompressed: diff ID = digest
+		cfg.RootFS.DiffIDs = []string{diffID}
 		cfgJSON, err = json.Marshal(cfg)
 	} else {
 		layers = nil
@@ -203,7 +222,7 @@ func Write(w io.Writer, img Image) (Ref, error) {
 		}
 		layers = append(layers, layerDesc)
 		blobs = append(blobs, blobEntry{layerDesc.Digest, layer})
-		cfgJSON, err = img.Base.config(img.Config, created, layerDesc.Digest)
+		cfgJSON, err = img.Base.config(img.Config, created, diffID)
 	}
 	if err != nil {
 		return Ref{}, fmt.Errorf("ociimage: encoding the config: %w", err)
@@ -267,6 +286,23 @@ func Write(w io.Writer, img Image) (Ref, error) {
 		return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
 	}
 	return Ref{Name: img.Name, ManifestDigest: manifestDesc.Digest, ConfigDigest: cfgDesc.Digest}, nil
+}
+
+// gzipLayer compresses a layer. The output depends only on the input and
+// the Go version's compress/flate, as the rest of the build does.
+func gzipLayer(layer []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	if err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	if _, err := zw.Write(layer); err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // blobEntry is a blob to write under blobs/sha256/.
