@@ -122,10 +122,24 @@ func FetchDeb(cache, pkg string, download bool) (string, error) {
 		if err := os.MkdirAll(cache, 0o755); err != nil {
 			return "", fmt.Errorf("botimage: %w", err)
 		}
+		// Downloaded beside the cache and renamed into it, so that a
+		// concurrent build never reads a half-written package.
+		tmp, err := os.MkdirTemp(cache, ".download-")
+		if err != nil {
+			return "", fmt.Errorf("botimage: %w", err)
+		}
+		defer os.RemoveAll(tmp)
 		cmd := exec.Command("apt-get", "download", pkg)
-		cmd.Dir = cache
+		cmd.Dir = tmp
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("botimage: apt-get download %s: %w\n%s", pkg, err, out)
+		}
+		got, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
+		if len(got) != 1 {
+			return "", fmt.Errorf("botimage: apt-get download %s left %d packages", pkg, len(got))
+		}
+		if err := os.Rename(got[0], filepath.Join(cache, filepath.Base(got[0]))); err != nil {
+			return "", fmt.Errorf("botimage: %w", err)
 		}
 		if debs, _ = filepath.Glob(pattern); len(debs) == 0 {
 			return "", fmt.Errorf("botimage: apt-get download left no %s in %s", filepath.Base(pattern), cache)
