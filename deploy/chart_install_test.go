@@ -25,10 +25,6 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/testenv/botuses"
 )
 
-// TestMain runs the chart install test's API server (started only by the
-// tests that ask for it) and stops it afterwards.
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
 // Values the install test gives the chart's Secret; none may appear in
 // Helm's output (NOTES included).
 var installSecrets = map[string]string{
@@ -54,6 +50,8 @@ var installSecrets = map[string]string{
 //     another ServiceAccount with the same RBAC is admitted (the policy
 //     follows the release's namespace and ServiceAccount, nobody else's);
 //   - no secret value appears in Helm's output;
+//   - a Kafka namespace that does not exist fails the install, named,
+//     before anything is created;
 //   - helm uninstall keeps the release namespace.
 func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 	hs := helms(t)
@@ -71,6 +69,39 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 	if err := admission.ValidatingAdmissionPolicies().Delete(ctx, kube.AdmissionPolicyName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
+
+	// A Kafka namespace that does not exist fails the install before
+	// anything is created, naming it.
+	t.Run("missing Kafka namespace", func(t *testing.T) {
+		h := hs[0]
+		botNS := env.Namespace(t, "chatops-missing", nil)
+		stdout, stderr, ok := h.run(t, "install", "kafkabot-missing", chartDir, "--namespace", botNS, "--take-ownership",
+			"--kubeconfig", kubeconfig, "--set", "image.digest="+testDigest, "--set", "kafkaNamespaces={kafka-nowhere}")
+		if ok {
+			t.Fatalf("helm install into the missing Kafka namespace kafka-nowhere succeeded:\n%s", stdout)
+		}
+		if !strings.Contains(stderr, "namespace kafka-nowhere not found in this cluster; create it or fix the list (nothing was installed)") {
+			t.Errorf("helm install failed without naming the missing namespace:\n%s", stderr)
+		}
+		objs, err := env.Clientset.RbacV1().Roles(botNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sas, err := env.Clientset.CoreV1().ServiceAccounts(botNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=kafkabot-missing"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, err := env.Clientset.CoreV1().Namespaces().Get(ctx, botNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, labelled := ns.Labels["kafkabot.io/bot-namespace"]; labelled {
+			t.Errorf("the failed install took over namespace %s (labels %v)", botNS, ns.Labels)
+		}
+		if len(objs.Items)+len(sas.Items) > 0 {
+			t.Errorf("the failed install left %d Roles and %d ServiceAccounts in %s", len(objs.Items), len(sas.Items), botNS)
+		}
+	})
 
 	type installed struct {
 		h                 helm

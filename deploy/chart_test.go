@@ -264,6 +264,7 @@ var intentionalDifferences = []intentional{
 			for _, path := range [][]string{
 				{"metadata", "labels"},
 				{"spec", "selector", "matchLabels"},
+				{"spec", "selector"}, // a Service's
 				{"spec", "template", "metadata", "labels"},
 			} {
 				if m, ok := nested(c, path...).(map[string]any); ok {

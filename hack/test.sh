@@ -9,7 +9,8 @@
 #    from hack/tools/alertmanager's and Helm 3 and 4 from hack/tools/helm's,
 #    or reuses the cached builds (about 6 minutes each the first time on 2
 #    cores, instant after);
-# 3. runs go vet, staticcheck and go test over the whole module,
+# 3. builds kubectl from the same pins (hack/build-node.sh; deploy/'s tests
+#    run it), then runs go vet, staticcheck and go test over the whole module,
 #    real-apiserver tests included (they fail, never skip, when CI=true);
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
 #    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
@@ -52,6 +53,14 @@ start=${SECONDS}
 HELM_BIN="$(bash hack/build-helm.sh | tail -n1)"
 export HELM_BIN
 log "helm ready in $((SECONDS - start))s: ${HELM_BIN}"
+
+# kubectl from the same pins (hack/build-node.sh, which also builds the
+# real-node stage's binaries, so CI builds nothing twice): deploy/'s tests run
+# `kubectl kustomize` and `kubectl apply -k` against the test API server.
+start=${SECONDS}
+KUBECTL="$(bash hack/build-node.sh | tail -n1)/kubectl"
+export KUBECTL
+log "kubectl ready in $((SECONDS - start))s: ${KUBECTL}"
 
 start=${SECONDS}
 go vet ./...

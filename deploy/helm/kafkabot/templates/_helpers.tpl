@@ -63,6 +63,22 @@ the ConfigMap, so every check runs on every render.
 {{- fail (printf "kafkaNamespaces lists the release namespace %q: install the bot in a namespace of its own (its Role there would meet the Kafka Role of the same name)" .) -}}
 {{- end -}}
 {{- end -}}
+{{- /*
+Installing into a cluster (lookup answers only then: the release namespace
+exists), every Kafka namespace must exist too, or the install would stop
+half-way at the first Role there. helm template and lint skip this.
+*/ -}}
+{{- if lookup "v1" "Namespace" "" .Release.Namespace -}}
+{{- $missing := list -}}
+{{- range .Values.kafkaNamespaces -}}
+{{- if not (lookup "v1" "Namespace" "" .) -}}
+{{- $missing = append $missing . -}}
+{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "kafkaNamespaces: namespace %s not found in this cluster; create it or fix the list (nothing was installed)" (join ", " $missing)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.secret.create .Values.existingSecret -}}
 {{- fail "set either existingSecret (a Secret you created) or secret.create=true (the chart creates it from secret.values), not both" -}}
 {{- end -}}
