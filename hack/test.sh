@@ -8,7 +8,8 @@
 # 2. builds kube-apiserver and etcd from hack/tools' pins, and Alertmanager
 #    from hack/tools/alertmanager's, or reuses the cached builds (about 6
 #    minutes each the first time on 2 cores, instant after);
-# 3. runs go vet, staticcheck and go test over the whole module,
+# 3. builds kubectl from the same pins (hack/build-node.sh; deploy/'s tests
+#    run it), then runs go vet, staticcheck and go test over the whole module,
 #    real-apiserver tests included (they fail, never skip, when CI=true);
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
 #    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
@@ -44,6 +45,14 @@ start=${SECONDS}
 ALERTMANAGER_BIN="$(bash hack/build-alertmanager.sh | tail -n1)"
 export ALERTMANAGER_BIN
 log "alertmanager ready in $((SECONDS - start))s: ${ALERTMANAGER_BIN}"
+
+# kubectl from the same pins (hack/build-node.sh, which also builds the
+# real-node stage's binaries, so CI builds nothing twice): deploy/'s tests run
+# `kubectl kustomize` and `kubectl apply -k` against the test API server.
+start=${SECONDS}
+KUBECTL="$(bash hack/build-node.sh | tail -n1)/kubectl"
+export KUBECTL
+log "kubectl ready in $((SECONDS - start))s: ${KUBECTL}"
 
 start=${SECONDS}
 go vet ./...
