@@ -383,3 +383,26 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 	}
 	return path
 }
+
+// readmeHelmInstall is the README's install command; the test above runs
+// the same flags (--namespace, --take-ownership, a values file).
+const readmeHelmInstall = "helm install kafkabot deploy/helm/kafkabot --namespace kafka-bot --take-ownership \\\n" +
+	"     -f deploy/helm/examples/bitnami.yaml --set image.digest=sha256:<digest>"
+
+// TestREADMEHelmInstallIsTheTestedOne: the README shows the install command
+// TestChartInstallsWhatTheBotNeeds runs, with an example values file the
+// chart tests render.
+func TestREADMEHelmInstallIsTheTestedOne(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), readmeHelmInstall) {
+		t.Errorf("README.md does not show the tested helm install:\n%s", readmeHelmInstall)
+	}
+	for _, f := range []string{"deploy/helm/examples/bitnami.yaml", "deploy/helm/examples/strimzi.yaml"} {
+		if !strings.Contains(string(readme), f) {
+			t.Errorf("README.md does not point at the values example %s", f)
+		}
+	}
+}

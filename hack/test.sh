@@ -4,7 +4,8 @@
 #   bash hack/test.sh [extra go test flags...]
 #
 # 1. installs what the tests need when it is missing (busybox, which runs
-#    the repair script in the kubelet stand-in);
+#    the repair script in the kubelet stand-in; skopeo, which checks the
+#    image) and builds the bot's image (hack/build-image.sh);
 # 2. builds kube-apiserver and etcd from hack/tools' pins, Alertmanager
 #    from hack/tools/alertmanager's and Helm 3 and 4 from hack/tools/helm's,
 #    or reuses the cached builds (about 6 minutes each the first time on 2
@@ -15,9 +16,10 @@
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
 #    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
 #    up a single-node cluster in a private network namespace
-#    (hack/realnode.sh), runs test/realnode's scenarios on it and tears it
-#    down. REALNODE=skip skips this stage locally; under CI=true it always
-#    runs and fails, never skips, when the node cannot come up.
+#    (hack/realnode.sh), runs test/realnode's scenarios on it, checks the
+#    script's own promises and tears it down (test/realnode/lifecycle.sh).
+#    REALNODE=skip skips this stage locally; under CI=true it always runs
+#    and fails, never skips, when the node cannot come up.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +36,27 @@ if ! command -v busybox >/dev/null 2>&1; then
 	${sudo} apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq busybox >/dev/null
 fi
+
+# skopeo (Debian's) reads back the image hack/build-image.sh writes: a tool
+# that shares no code with ours (cmd/mkimage's tests).
+if ! command -v skopeo >/dev/null 2>&1; then
+	log "installing skopeo"
+	sudo=""
+	if [[ $(id -u) -ne 0 ]]; then
+		sudo="sudo"
+	fi
+	${sudo} apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq --no-install-recommends skopeo >/dev/null
+fi
+
+# The product image, built once by the README's command (Debian's
+# ca-certificates package is fetched into .cache/debs the first time); the
+# tests rebuild it to compare digests and read it back with skopeo.
+start=${SECONDS}
+KAFKABOT_IMAGE="${repo_root}/bin/kafkabot-image.tar"
+KAFKABOT_IMAGE_OUTPUT="$(bash hack/build-image.sh "${KAFKABOT_IMAGE}")"
+export KAFKABOT_IMAGE KAFKABOT_IMAGE_OUTPUT
+log "image built in $((SECONDS - start))s: $(echo "${KAFKABOT_IMAGE_OUTPUT}" | tr '\n' ' ')"
 
 start=${SECONDS}
 KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"
@@ -110,6 +133,10 @@ log "real node up in $((SECONDS - start))s"
 start=${SECONDS}
 (cd test/realnode && bash ../../hack/realnode.sh exec "${realnode_test}" -test.count=1 -test.timeout=20m -test.v)
 log "real-node scenarios passed in $((SECONDS - start))s"
+# hack/realnode.sh's own promises (a second up, status, no route out), and
+# the teardown with a check that it left nothing.
+start=${SECONDS}
+bash test/realnode/lifecycle.sh
+log "hack/realnode.sh's promises held and the node is down in $((SECONDS - start))s"
 trap - EXIT
 rm -rf "$(dirname "${realnode_test}")"
-bash hack/realnode.sh down

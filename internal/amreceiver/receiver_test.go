@@ -74,8 +74,11 @@ func payload(t testing.TB, alerts ...Alert) []byte {
 	return out
 }
 
+// crashName is crashAlert's alertname.
+const crashName = "KubePodCrashLooping"
+
 func crashAlert(status, ns, pod string, extra ...string) Alert {
-	labels := map[string]string{"alertname": "KubePodCrashLooping", "namespace": ns, "pod": pod, "container": "kafka"}
+	labels := map[string]string{"alertname": crashName, "namespace": ns, "pod": pod, "container": "kafka"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		labels[extra[i]] = extra[i+1]
 	}
@@ -202,28 +205,28 @@ func TestAlertsToSweep(t *testing.T) {
 		other   int
 	}{
 		{"firing goes to the alert channel", "/alertmanager", []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"resolved", "/alertmanager", []Alert{crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
 		{"the URL names the channel", "/alertmanager?channel=" + approvalChan, []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 		{"the label wins over the URL", "/alertmanager?channel=" + approvalChan,
 			[]Alert{crashAlert("firing", "kafka", "broker-0", "slack_channel", alertChannel)},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"alerts without pod labels are ignored", "/alertmanager", []Alert{
 			{Status: "firing", Labels: map[string]string{"alertname": "KafkaUnderReplicated", "namespace": "kafka"}},
 			{Status: "firing", Labels: map[string]string{"alertname": "Watchdog"}},
 			crashAlert("firing", "kafka", "broker-1")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
 		{"another cluster's alert is not acted on", "/alertmanager", []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "prod-us"),
 			crashAlert("firing", "kafka", "broker-1", "cluster", "prod-eu")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
-		{"one action per pod, firing wins", "/alertmanager", []Alert{
-			crashAlert("resolved", "kafka", "broker-0", "container", "init"),
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
+		{"one action per pod, firing wins (and names the alert)", "/alertmanager", []Alert{
+			crashAlert("resolved", "kafka", "broker-0", "container", "init", "alertname", "KubePodNotReady"),
 			crashAlert("firing", "kafka", "broker-0", "slack_channel", approvalChan),
 			crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -300,5 +303,104 @@ func TestNewChecksOptions(t *testing.T) {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
+	}
+}
+
+// TestSourceNamesTheSender: the sweep is told who raised each alert, so
+// its message says "Alert from Alertmanager" with the alertname rather
+// than "the health sweep"; Options.Source renames the sender.
+func TestSourceNamesTheSender(t *testing.T) {
+	for _, tc := range []struct{ option, want string }{{"", "Alertmanager"}, {"Alertmanager (prod-eu)", "Alertmanager (prod-eu)"}} {
+		sink := &fakeSink{outcome: sweep.ExternalFiring}
+		rc, err := New(Options{Token: testToken, Sink: sink, DefaultChannel: alertChannel, Source: tc.option, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := post(rc, "/alertmanager", "Bearer "+testToken, payload(t, crashAlert("firing", "kafka", "broker-0", "alertname", "KafkaBrokerDown")))
+		if w.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		if len(sink.got) != 1 || sink.got[0].Source != tc.want || sink.got[0].SourceAlert != "KafkaBrokerDown" {
+			t.Errorf("Source option %q: the sweep got %+v, want source %q and alert KafkaBrokerDown", tc.option, sink.got, tc.want)
+		}
+	}
+}
+
+// TestClusterRouting: on a multi-cluster bot each alert goes to the sweep
+// of the cluster its cluster label names, and only there; an alert without
+// the label, or naming a cluster the bot does not serve, is refused and
+// logged (the same namespace and pod exist in both clusters: never a
+// guess). A route may name a cluster's own approval channel only for that
+// cluster's alerts.
+func TestClusterRouting(t *testing.T) {
+	const euChan = "C0EUAPPROVALS"
+	for _, tc := range []struct {
+		name     string
+		target   string
+		alerts   []Alert
+		eu, us   []sweep.ExternalAlert
+		other    int
+		status   int
+		wantPods []string
+	}{
+		{name: "each to its cluster", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "eu"),
+			crashAlert("resolved", "kafka", "broker-0", "cluster", "us")},
+			eu: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}},
+			us: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
+			wantPods: []string{"eu/kafka/broker-0", "us/kafka/broker-0"}},
+		{name: "no cluster label is refused", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0"),
+			crashAlert("firing", "kafka", "broker-1", "cluster", "ap")},
+			other: 2, status: http.StatusOK},
+		{name: "a cluster's approval channel for its own alert", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "eu", "slack_channel", euChan)},
+			eu:     []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
+			status: http.StatusOK, wantPods: []string{"eu/kafka/broker-0"}},
+		{name: "another cluster's approval channel is refused", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "us", "slack_channel", euChan)},
+			status: http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			eu, us := &fakeSink{outcome: sweep.ExternalFiring}, &fakeSink{outcome: sweep.ExternalFiring}
+			rc, err := New(Options{
+				Token: testToken, DefaultChannel: alertChannel, Channels: []string{approvalChan},
+				Clusters: map[string]Cluster{"eu": {Sink: eu, Channels: []string{euChan}}, "us": {Sink: us}},
+				Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := post(rc, tc.target, "Bearer "+testToken, payload(t, tc.alerts...))
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+			}
+			if !reflect.DeepEqual(eu.got, tc.eu) || !reflect.DeepEqual(us.got, tc.us) {
+				t.Errorf("eu got %+v, us got %+v\nwant eu %+v, us %+v", eu.got, us.got, tc.eu, tc.us)
+			}
+			if tc.status != http.StatusOK {
+				return
+			}
+			var sum Summary
+			if err := json.Unmarshal(w.Body.Bytes(), &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.OtherCluster != tc.other || len(sum.Pods) != len(tc.wantPods) {
+				t.Errorf("summary %+v, want %d refused and pods %v", sum, tc.other, tc.wantPods)
+			}
+			for _, p := range tc.wantPods {
+				if _, ok := sum.Pods[p]; !ok {
+					t.Errorf("summary lacks %s: %+v", p, sum.Pods)
+				}
+			}
+			if tc.other > 0 && !strings.Contains(logs.String(), "names no cluster this bot serves") {
+				t.Errorf("no log line for the refused alerts:\n%s", logs.String())
+			}
+		})
+	}
+	if _, err := New(Options{Token: testToken, DefaultChannel: alertChannel, Sink: &fakeSink{},
+		Clusters: map[string]Cluster{"eu": {Sink: &fakeSink{}}}}); err == nil {
+		t.Errorf("New took both Sink and Clusters")
 	}
 }
