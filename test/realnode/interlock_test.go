@@ -293,3 +293,31 @@ func readJournal(t *testing.T, path string) []brokerRun {
 	}
 	return runs
 }
+
+// freshBackOff waits for the broker's next crash and returns the pod once
+// the kubelet holds it in CrashLoopBackOff again: the longest time before
+// its next start.
+func (s *scenario) freshBackOff() *corev1.Pod {
+	s.t.Helper()
+	cur, err := s.pod(s.broker)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	from := kafkaStatus(s.t, cur).RestartCount
+	var pod *corev1.Pod
+	if err := waitFor(s.ctx(), 3*time.Minute, func() (bool, error) {
+		p, err := s.pod(s.broker)
+		if err != nil {
+			return false, nil
+		}
+		c, ok := kafkaStatusOf(p)
+		if ok && c.RestartCount > from && c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff" {
+			pod = p
+			return true, nil
+		}
+		return false, nil
+	}); err != nil {
+		s.t.Fatalf("%s did not crash again after restart %d: %v", s.broker, from, err)
+	}
+	return pod
+}
