@@ -22,7 +22,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
 
-const serveUsage = "usage: bot serve   (configured by environment variables; see the README)"
+const serveUsage = "usage: bot serve   (configured by environment variables: bot serve --help lists them)"
 
 // httpShutdownTimeout bounds the graceful stop of the health/metrics server.
 const httpShutdownTimeout = 5 * time.Second
@@ -65,6 +65,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	log := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
+	startupLogging(log, cfg)
 
 	cluster, err := newKubeClient(cfg, "kafkabot")
 	if err != nil {
