@@ -8,7 +8,10 @@ package deploy_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"net"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +19,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kafka-chatops/kafkabot/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/kustomize-build.yaml from the current base")
@@ -29,7 +34,12 @@ func build(t *testing.T) []byte { return buildDir(t, ".") }
 
 func buildDir(t *testing.T, dir string) []byte {
 	t.Helper()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	// kubectl's options (k8s.io/cli-runtime's KustomizeVisitor): the
+	// legacy order, Namespaces first, is the order `kubectl apply -k`
+	// creates objects in.
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionLegacy
+	k := krusty.MakeKustomizer(opts)
 	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		t.Fatalf("kustomize build deploy/%s: %v", dir, err)
@@ -119,7 +129,7 @@ func TestBaseFollowsTheSafetyRules(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "Deployment", "ConfigMap", "PodDisruptionBudget",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "NetworkPolicy"} {
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "NetworkPolicy", "Service"} {
 		if !strings.Contains(strings.Join(kinds, ","), want) {
 			t.Errorf("the base has no %s (kinds: %v)", want, kinds)
 		}
@@ -173,5 +183,143 @@ func TestOverlaysSetTheirSelector(t *testing.T) {
 		if out := string(buildDir(t, dir)); !strings.Contains(out, selector) {
 			t.Errorf("deploy/%s does not set %q", dir, selector)
 		}
+	}
+}
+
+// TestServiceReachesTheBotsHTTPPort: the Service of the base selects the
+// bot's pods, in the bot's namespace, and targets a named container port
+// that is the port the bot listens on (HTTP_ADDR: the ConfigMap's value, or
+// the config's default), where /metrics and /alertmanager are served.
+func TestServiceReachesTheBotsHTTPPort(t *testing.T) {
+	objs := buildObjects(t, ".")
+	var svc, deploy, cm map[string]any
+	for _, o := range objs {
+		switch ident(o) {
+		case "kafka-bot/Service kafka-bot":
+			svc = o
+		case "kafka-bot/Deployment kafka-bot":
+			deploy = o
+		case "kafka-bot/ConfigMap kafka-bot":
+			cm = o
+		}
+	}
+	if svc == nil || deploy == nil || cm == nil {
+		t.Fatal("the base lacks the bot's Service, Deployment or ConfigMap in kafka-bot")
+	}
+	var s struct {
+		Spec struct {
+			Selector map[string]string `json:"selector"`
+			Ports    []struct {
+				Name       string `json:"name"`
+				Port       int    `json:"port"`
+				TargetPort any    `json:"targetPort"`
+			} `json:"ports"`
+		} `json:"spec"`
+	}
+	var d struct {
+		Spec struct {
+			Template struct {
+				Metadata struct {
+					Labels map[string]string `json:"labels"`
+				} `json:"metadata"`
+				Spec struct {
+					Containers []struct {
+						Ports []struct {
+							Name          string `json:"name"`
+							ContainerPort int    `json:"containerPort"`
+						} `json:"ports"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	convert(t, svc, &s)
+	convert(t, deploy, &d)
+	if len(s.Spec.Selector) == 0 {
+		t.Fatal("the Service has no selector")
+	}
+	for k, v := range s.Spec.Selector {
+		if d.Spec.Template.Metadata.Labels[k] != v {
+			t.Errorf("the Service selects %s=%s, the bot's pods are labelled %v", k, v, d.Spec.Template.Metadata.Labels)
+		}
+	}
+	addr, _ := cm["data"].(map[string]any)["HTTP_ADDR"].(string)
+	if addr == "" {
+		f, _ := reflect.TypeFor[config.Config]().FieldByName("HTTPAddr")
+		addr = f.Tag.Get("default")
+	}
+	_, listen, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("HTTP_ADDR %q: %v", addr, err)
+	}
+	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http" {
+		t.Fatalf("the Service's ports are %+v, want one named http", s.Spec.Ports)
+	}
+	target, ok := s.Spec.Ports[0].TargetPort.(string)
+	if !ok {
+		t.Fatalf("the Service's targetPort is %v, want the container port's name", s.Spec.Ports[0].TargetPort)
+	}
+	var found bool
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == target {
+				found = true
+				if fmt.Sprint(p.ContainerPort) != listen {
+					t.Errorf("container port %s is %d, the bot listens on %s (HTTP_ADDR %q)", target, p.ContainerPort, listen, addr)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the Service targets port %q, which no container of the Deployment declares", target)
+	}
+}
+
+// TestSecretExampleHasEverySecretSetting: deploy/secret.example.yaml names
+// every setting the bot reads from its Secret, ALERTMANAGER_TOKEN empty
+// (the receiver stays off until one is set), in the bot's namespace.
+func TestSecretExampleHasEverySecretSetting(t *testing.T) {
+	data, err := os.ReadFile("secret.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Type       string `json:"type"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		StringData map[string]string `json:"stringData"`
+	}
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != "Secret" || s.Metadata.Name != "kafka-bot" || s.Metadata.Namespace != defaultBotNamespace {
+		t.Errorf("the example is %s %s/%s, want Secret %s/kafka-bot", s.Kind, s.Metadata.Namespace, s.Metadata.Name, defaultBotNamespace)
+	}
+	for _, key := range []string{"SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "APPROVAL_SECRET", "ALERTMANAGER_TOKEN"} {
+		if _, ok := s.StringData[key]; !ok {
+			t.Errorf("secret.example.yaml has no %s", key)
+		}
+		if !strings.Contains(string(data), "--from-literal="+key+"=") {
+			t.Errorf("secret.example.yaml's kubectl command does not show %s", key)
+		}
+	}
+	if v := s.StringData["ALERTMANAGER_TOKEN"]; v != "" {
+		t.Errorf("ALERTMANAGER_TOKEN is %q in the example: a placeholder would switch the receiver on (and fail startup)", v)
+	}
+}
+
+// convert decodes a generic object into a typed view.
+func convert(t *testing.T, o map[string]any, into any) {
+	t.Helper()
+	data, err := yaml.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatal(err)
 	}
 }

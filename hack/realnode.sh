@@ -10,6 +10,8 @@
 #   hack/realnode.sh exec CMD...  run CMD inside the cluster's network namespace,
 #                             with KUBECONFIG and REALNODE_* exported
 #
+# test/realnode/lifecycle.sh checks these promises (hack/test.sh runs it).
+#
 # Everything lives under one state directory, REALNODE_DIR (default
 # /tmp/kafkabot-realnode-<checkout hash>): certificates, etcd data, containerd's root and
 # state, the kubelet's root dir, pod logs, the CNI config and IPAM, the local
@@ -396,6 +398,9 @@ up() {
 		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
 		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
 		--initial-cluster realnode=http://127.0.0.1:2380 --log-level warn --quota-backend-bytes 1073741824
+	# --allow-privileged=true as kubeadm and the distributions set it: the
+	# API server's default refuses privileged containers by itself, before
+	# Pod Security and the bot's admission policy could show they refuse them.
 	start kube-apiserver "${bin}/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
 		--advertise-address "${node_ip}" --bind-address 0.0.0.0 --secure-port 6443 \
 		--service-cluster-ip-range "${service_cidr}" \
@@ -408,6 +413,7 @@ up() {
 		--service-account-key-file "${state}/pki/sa.pub" \
 		--service-account-signing-key-file "${state}/pki/sa.key" \
 		--authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+		--allow-privileged=true \
 		--audit-policy-file "${state}/audit-policy.yaml" --audit-log-path "${state}/log/audit.log" \
 		--audit-log-format json --audit-log-mode blocking \
 		--profiling=false --v=1
@@ -544,6 +550,8 @@ run_exec() {
 	export REALNODE_CONTAINERD="${state}/containerd/containerd.sock"
 	export REALNODE_NODE_IP="${node_ip}"
 	export REALNODE_NODE="${node_name}"
+	export REALNODE_NETNS="${netns}"
+	export REALNODE_CGROUP_ROOT="${cgroup_root}"
 	exec nsenter --net="/var/run/netns/${netns}" -- "$@"
 }
 

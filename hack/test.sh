@@ -8,14 +8,16 @@
 # 2. builds kube-apiserver and etcd from hack/tools' pins, and Alertmanager
 #    from hack/tools/alertmanager's, or reuses the cached builds (about 6
 #    minutes each the first time on 2 cores, instant after);
-# 3. runs go vet, staticcheck and go test over the whole module,
+# 3. builds kubectl from the same pins (hack/build-node.sh; deploy/'s tests
+#    run it), then runs go vet, staticcheck and go test over the whole module,
 #    real-apiserver tests included (they fail, never skip, when CI=true);
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
 #    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
 #    up a single-node cluster in a private network namespace
-#    (hack/realnode.sh), runs test/realnode's scenarios on it and tears it
-#    down. REALNODE=skip skips this stage locally; under CI=true it always
-#    runs and fails, never skips, when the node cannot come up.
+#    (hack/realnode.sh), runs test/realnode's scenarios on it, checks the
+#    script's own promises and tears it down (test/realnode/lifecycle.sh).
+#    REALNODE=skip skips this stage locally; under CI=true it always runs
+#    and fails, never skips, when the node cannot come up.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,6 +46,14 @@ start=${SECONDS}
 ALERTMANAGER_BIN="$(bash hack/build-alertmanager.sh | tail -n1)"
 export ALERTMANAGER_BIN
 log "alertmanager ready in $((SECONDS - start))s: ${ALERTMANAGER_BIN}"
+
+# kubectl from the same pins (hack/build-node.sh, which also builds the
+# real-node stage's binaries, so CI builds nothing twice): deploy/'s tests run
+# `kubectl kustomize` and `kubectl apply -k` against the test API server.
+start=${SECONDS}
+KUBECTL="$(bash hack/build-node.sh | tail -n1)/kubectl"
+export KUBECTL
+log "kubectl ready in $((SECONDS - start))s: ${KUBECTL}"
 
 start=${SECONDS}
 go vet ./...
@@ -93,6 +103,10 @@ log "real node up in $((SECONDS - start))s"
 start=${SECONDS}
 (cd test/realnode && bash ../../hack/realnode.sh exec "${realnode_test}" -test.count=1 -test.timeout=20m -test.v)
 log "real-node scenarios passed in $((SECONDS - start))s"
+# hack/realnode.sh's own promises (a second up, status, no route out), and
+# the teardown with a check that it left nothing.
+start=${SECONDS}
+bash test/realnode/lifecycle.sh
+log "hack/realnode.sh's promises held and the node is down in $((SECONDS - start))s"
 trap - EXIT
 rm -rf "$(dirname "${realnode_test}")"
-bash hack/realnode.sh down

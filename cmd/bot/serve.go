@@ -5,21 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
+	"k8s.io/client-go/rest"
+
 	"github.com/kafka-chatops/kafkabot/internal/config"
-	"github.com/kafka-chatops/kafkabot/internal/escalation"
-	"github.com/kafka-chatops/kafkabot/internal/guard"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
-	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/sweep"
+	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
 const serveUsage = "usage: bot serve   (configured by environment variables: bot serve --help lists them)"
@@ -67,78 +66,17 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	log := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
 	startupLogging(log, cfg)
 
-	cluster, err := newKubeClient(cfg, "kafkabot")
+	clusters, home, err := servedClusters(cfg)
 	if err != nil {
 		return err
 	}
-	engine, err := loadEngine(cfg)
-	if err != nil {
-		return err
-	}
-	repairer := recovery.NewRepairer(cluster, engine, recovery.RepairOptions{
-		DebugImage: cfg.DebugImage,
-		RecordKey:  []byte(cfg.ApprovalSecret),
-		Settle:     cfg.RepairSettle,
-		Timeout:    cfg.RepairTimeout,
-		DryRun:     cfg.DryRun,
-		Identity:   replicaIdentity(),
-		Logger:     log,
-		Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
-
-		AllowRootBroker: cfg.AllowRootBroker,
+	server, err := serve.New(ctx, serve.Options{
+		Settings: cfg, Clusters: clusters, Home: home, Identity: replicaIdentity(), UserAgent: "kafkabot", Logger: log,
 	})
-	// Repairs write with this process's token only where deploy/'s admission
-	// policy holds (internal/guard); the startup result is logged now.
-	guarded := guard.New(cluster, repairer, repairer, cfg.AcceptNoPolicy, log)
-	guarded.Startup(ctx, cfg.KafkaNamespaces)
-
-	// With ALERT_CHANNEL set the health sweep runs beside the bot and
-	// alerts through it; Slack users silence its alerts and sweep on demand.
-	var alerts *handlers.AlertNotifier
-	var sweeper *sweep.Sweeper
-	if cfg.AlertChannel != "" {
-		alerts = handlers.NewAlertNotifier(cfg.AlertChannel)
-		if sweeper, err = newSweeper(cfg, cluster, engine, alerts, log); err != nil {
-			return err
-		}
-	}
-	botOpts := handlers.Options{
-		AppToken:          cfg.SlackAppToken,
-		BotToken:          cfg.SlackBotToken,
-		APIURL:            cfg.SlackAPIURL,
-		ApprovalSecret:    []byte(cfg.ApprovalSecret),
-		ApprovalTTL:       cfg.ApprovalTTL,
-		Approvers:         cfg.Approvers,
-		AllowSelfApproval: !cfg.ForbidSelfApproval,
-		RequiredApprovals: cfg.RequiredApprovals,
-		ApprovalChannels:  cfg.ApprovalChannels,
-		Decisions:         cluster.Decisions(),
-		Escalations:       escalation.NewSlack(cluster),
-		DryRun:            cfg.DryRun,
-		Workers:           cfg.Workers,
-		ClusterName:       cfg.ClusterName,
-		QueueSize:         noneIfZero(cfg.QueueSize),
-		ShareWindow:       noneIfZero(cfg.ShareWindow),
-		Cluster:           cluster,
-		Diagnoser:         engine,
-		Repairer:          guarded,
-		Resumer:           guarded,
-		RepairNotice:      guarded.Notice,
-		Logger:            log,
-		Alerts:            alerts,
-	}
-	if sweeper != nil {
-		botOpts.Silencer, botOpts.Sweeper = alerting.NewControl(sweeper), alerting.NewControl(sweeper)
-	}
-	bot, err := handlers.New(botOpts)
 	if err != nil {
 		return err
 	}
-
-	receiver, err := newAlertmanagerReceiver(cfg, sweeper, log)
-	if err != nil {
-		return err
-	}
+	bot, receiver := server.Bot(), server.Receiver()
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
@@ -150,18 +88,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
-	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL,
+	log.Info("serving", "http_addr", ln.Addr().String(), "slack_api_url", cfg.SlackAPIURL, "clusters", len(clusters),
 		"approvers", len(cfg.Approvers), "workers", cfg.Workers, "queue_size", cfg.QueueSize,
 		"diagnosis_share_window", cfg.ShareWindow, "dry_run", cfg.DryRun, "alertmanager_receiver", receiver != nil)
 
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	sweepDone := runSweep(runCtx, stopRun, sweeper, log)
-	runErr := bot.Run(runCtx)
-	stopRun()
-	if err := <-sweepDone; err != nil && runErr == nil {
-		runErr = err
-	}
+	runErr := server.Run(ctx)
 
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
 	defer cancel()
@@ -174,37 +105,34 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	return runErr
 }
 
-// noneIfZero maps a setting's 0 ("none") to the handlers' negative
-// "none" (their 0 means "the default").
-func noneIfZero[T int | time.Duration](v T) T {
-	if v == 0 {
-		return -1
-	}
-	return v
-}
-
-// runSweep runs the health sweep (when there is one) until ctx ends. A
-// sweep that fails for good stops the whole process (stop cancels the bot
-// too) so that it exits non-zero and Kubernetes restarts it, rather than
-// serving commands while alerting nobody. The channel yields the sweep's
-// error once it has stopped (nil when it stopped with ctx).
-func runSweep(ctx context.Context, stop context.CancelFunc, s *sweep.Sweeper, log *slog.Logger) <-chan error {
-	done := make(chan error, 1)
-	if s == nil {
-		done <- nil
-		return done
-	}
-	go func() {
-		err := s.Run(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.Error("the health sweep failed for good; stopping the bot so that it restarts", "error", err)
-			stop()
-			done <- fmt.Errorf("health sweep: %w", err)
-			return
+// servedClusters are the clusters `bot serve` serves: CLUSTERS_FILE's,
+// or, without it, one named CLUSTER_NAME from KUBECONFIG (or the in-cluster
+// config) with KAFKA_NAMESPACES, as before issue 15. home is the bot's
+// own cluster, which holds the sweep leader Leases: the in-cluster config
+// when running in a pod, else nil (the first cluster).
+func servedClusters(cfg *config.Config) (clusters []serve.Cluster, home *rest.Config, err error) {
+	if cfg.ClustersFile == "" {
+		rc, err := kube.RESTConfig(cfg.Kubeconfig)
+		if err != nil {
+			return nil, nil, err
 		}
-		done <- nil
-	}()
-	return done
+		return []serve.Cluster{{Name: cfg.ClusterName, Config: rc, KafkaNamespaces: cfg.KafkaNamespaces}}, nil, nil
+	}
+	specs, err := fleet.LoadFile(cfg.ClustersFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, sp := range specs {
+		rc, err := serve.RESTConfig(sp.Kubeconfig, sp.Context, cfg.Kubeconfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CLUSTERS_FILE %s: clusters[%d] (%s): kubeconfig: %w", cfg.ClustersFile, i, sp.Name, err)
+		}
+		clusters = append(clusters, serve.Cluster{Name: sp.Name, Config: rc, KafkaNamespaces: sp.KafkaNamespaces, ApprovalChannels: sp.ApprovalChannels})
+	}
+	if rc, err := rest.InClusterConfig(); err == nil {
+		home = rc
+	}
+	return clusters, home, nil
 }
 
 // probeMux serves the liveness, readiness and metrics endpoints.

@@ -69,8 +69,14 @@ type Options struct {
 	// Token is the bearer token Alertmanager must send (ALERTMANAGER_TOKEN);
 	// at least MinTokenBytes.
 	Token string
-	// Sink acts on accepted alerts; required.
+	// Sink acts on accepted alerts; required unless Clusters is set.
 	Sink Sink
+	// Clusters, on a bot serving several Kubernetes clusters, route each
+	// alert by its cluster label to that cluster's sweep: an alert without
+	// the label, or naming a cluster not listed, is refused (logged and
+	// counted in OtherCluster), never guessed. Sink and ClusterName must
+	// then be unset.
+	Clusters map[string]Cluster
 	// DefaultChannel is where alerts go when their route names no channel
 	// (ALERT_CHANNEL); required.
 	DefaultChannel string
@@ -88,12 +94,24 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Cluster is one Kubernetes cluster of Options.Clusters.
+type Cluster struct {
+	// Sink acts on the cluster's alerts (its *sweep.Sweeper); required.
+	Sink Sink
+	// Channels are channels a route may name for this cluster's alerts,
+	// besides DefaultChannel and Options.Channels (its approval channels).
+	Channels []string
+}
+
 // Receiver is the webhook's http.Handler.
 type Receiver struct {
 	opts     Options
 	tokenSum [sha256.Size]byte
 	channels map[string]bool
-	log      *slog.Logger
+	// clusterChannels are, per cluster of Options.Clusters, the channels a
+	// route may name for its alerts.
+	clusterChannels map[string]map[string]bool
+	log             *slog.Logger
 }
 
 // New checks the options and returns the receiver.
@@ -101,8 +119,16 @@ func New(opts Options) (*Receiver, error) {
 	if len(opts.Token) < MinTokenBytes {
 		return nil, fmt.Errorf("amreceiver: the bearer token must be at least %d bytes", MinTokenBytes)
 	}
-	if opts.Sink == nil {
+	switch {
+	case len(opts.Clusters) > 0 && (opts.Sink != nil || opts.ClusterName != ""):
+		return nil, errors.New("amreceiver: set Options.Clusters or Options.Sink (and ClusterName), not both")
+	case len(opts.Clusters) == 0 && opts.Sink == nil:
 		return nil, errors.New("amreceiver: Options.Sink is required")
+	}
+	for name, c := range opts.Clusters {
+		if c.Sink == nil || name == "" {
+			return nil, fmt.Errorf("amreceiver: cluster %q has no name or no Sink", name)
+		}
 	}
 	if opts.DefaultChannel == "" {
 		return nil, errors.New("amreceiver: Options.DefaultChannel (ALERT_CHANNEL) is required")
@@ -116,11 +142,19 @@ func New(opts Options) (*Receiver, error) {
 	for _, c := range opts.Channels {
 		channels[c] = true
 	}
+	clusterChannels := map[string]map[string]bool{}
+	for name, c := range opts.Clusters {
+		clusterChannels[name] = maps.Clone(channels)
+		for _, ch := range c.Channels {
+			clusterChannels[name][ch] = true
+		}
+	}
 	return &Receiver{
-		opts:     opts,
-		tokenSum: sha256.Sum256([]byte(opts.Token)),
-		channels: channels,
-		log:      opts.Logger.With("component", "alertmanager-receiver"),
+		opts:            opts,
+		tokenSum:        sha256.Sum256([]byte(opts.Token)),
+		channels:        channels,
+		clusterChannels: clusterChannels,
+		log:             opts.Logger.With("component", "alertmanager-receiver"),
 	}, nil
 }
 
@@ -156,6 +190,18 @@ type Alert struct {
 type action struct {
 	alertname string
 	ext       sweep.ExternalAlert
+	// cluster and sink: where the alert goes ("" and Options.Sink on a
+	// single-cluster bot).
+	cluster string
+	sink    Sink
+}
+
+// key names the action's pod in logs and the Summary.
+func (a action) key() string {
+	if a.cluster == "" {
+		return a.ext.Namespace + "/" + a.ext.Pod
+	}
+	return a.cluster + "/" + a.ext.Namespace + "/" + a.ext.Pod
 }
 
 // requestError is a refusal with its HTTP status.
@@ -282,7 +328,7 @@ func DecodePayload(body []byte) (*Payload, error) {
 // over resolved when a payload has both for one pod, e.g. one alert per
 // container), or the refusal of the whole payload.
 func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCounts, error) {
-	if routeChannel != "" && !rc.channels[routeChannel] {
+	if routeChannel != "" && !rc.channels[routeChannel] && !rc.anyClusterChannel(routeChannel) {
 		return nil, ignoredCounts{}, refuse(http.StatusBadRequest, "channel %q of the receiver URL is not one the bot posts alerts or approvals to (ALERT_CHANNEL, APPROVAL_CHANNELS)", routeChannel)
 	}
 	byPod := map[string]*action{}
@@ -309,7 +355,21 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 		if errs := validation.IsDNS1123Subdomain(pod); len(errs) > 0 {
 			return nil, ignoredCounts{}, refuse(http.StatusBadRequest, "alert %d: pod label is not a pod name: %s", i, strings.Join(errs, "; "))
 		}
-		if c := a.Labels[ClusterLabel]; c != "" && rc.opts.ClusterName != "" && c != rc.opts.ClusterName {
+		sink, channels, cluster := rc.opts.Sink, rc.channels, ""
+		if len(rc.opts.Clusters) > 0 {
+			cluster = a.Labels[ClusterLabel]
+			c, ok := rc.opts.Clusters[cluster]
+			if !ok {
+				// Several clusters may have a pod of this name: an alert
+				// that does not say which (or names one this bot does
+				// not serve) is never acted on.
+				rc.log.Warn("alertmanager alert refused: its cluster label names no cluster this bot serves (CLUSTERS_FILE); not acted on",
+					"alertname", name, "pod", ns+"/"+pod, "cluster_label", cluster)
+				refused++
+				continue
+			}
+			sink, channels = c.Sink, rc.clusterChannels[cluster]
+		} else if c := a.Labels[ClusterLabel]; c != "" && rc.opts.ClusterName != "" && c != rc.opts.ClusterName {
 			// Another cluster's pod of the same name must never be
 			// diagnosed (or repaired) here. The payload's other alerts
 			// still count: one Alertmanager may group several clusters.
@@ -319,17 +379,17 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 			continue
 		}
 		channel := cmp.Or(a.Labels[ChannelLabel], routeChannel, rc.opts.DefaultChannel)
-		if !rc.channels[channel] {
+		if !channels[channel] {
 			return nil, ignoredCounts{}, refuse(http.StatusBadRequest, "alert %d (%s/%s): channel %q of label %s is not one the bot posts alerts or approvals to (ALERT_CHANNEL, APPROVAL_CHANNELS)", i, ns, pod, channel, ChannelLabel)
 		}
 		if channel == rc.opts.DefaultChannel {
 			channel = "" // the notifier's own channel
 		}
-		key := ns + "/" + pod
+		next := action{alertname: name, cluster: cluster, sink: sink, ext: sweep.ExternalAlert{Namespace: ns, Pod: pod, Firing: firing, Channel: channel}}
+		key := next.key()
 		act, ok := byPod[key]
 		if !ok {
-			act = &action{alertname: name, ext: sweep.ExternalAlert{Namespace: ns, Pod: pod, Firing: firing, Channel: channel}}
-			byPod[key] = act
+			byPod[key] = &next
 			continue
 		}
 		if firing && !act.ext.Firing {
@@ -345,18 +405,20 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 
 // ignoredCounts are the alerts of a payload not acted on.
 type ignoredCounts struct {
-	// ignored had no namespace and pod labels; refused named another cluster.
+	// ignored had no namespace and pod labels; refused named another cluster
+	// (or, on a multi-cluster bot, none it serves).
 	ignored, refused int
 }
 
 // Summary is the receiver's JSON answer: what it did with each pod.
 type Summary struct {
-	// Pods maps "namespace/pod" to the sweep's outcome (or "error").
+	// Pods maps "namespace/pod" ("cluster/namespace/pod" on a multi-cluster
+	// bot) to the sweep's outcome (or "error").
 	Pods map[string]string `json:"pods"`
 	// Ignored counts alerts without pod labels.
 	Ignored int `json:"ignored"`
 	// OtherCluster counts alerts refused because their cluster label names
-	// another cluster.
+	// another cluster (on a multi-cluster bot: none it serves, or none).
 	OtherCluster int `json:"otherCluster"`
 	// Error says why the request failed, when it did.
 	Error string `json:"error,omitempty"`
@@ -372,8 +434,8 @@ func (rc *Receiver) act(ctx context.Context, actions []action) (int, Summary) {
 	status := http.StatusOK
 	var errs []string
 	for _, a := range actions {
-		key := a.ext.Namespace + "/" + a.ext.Pod
-		outcome, err := rc.opts.Sink.External(ctx, a.ext)
+		key := a.key()
+		outcome, err := a.sink.External(ctx, a.ext)
 		state := "firing"
 		if !a.ext.Firing {
 			state = "resolved"
@@ -401,4 +463,16 @@ func (rc *Receiver) act(ctx context.Context, actions []action) (int, Summary) {
 		sum.Error = strings.Join(errs, "; ")
 	}
 	return status, sum
+}
+
+// anyClusterChannel reports whether ch is a channel some cluster's alerts
+// may be routed to (the receiver URL's channel applies to every alert; each
+// alert's own cluster is checked again).
+func (rc *Receiver) anyClusterChannel(ch string) bool {
+	for _, chans := range rc.clusterChannels {
+		if chans[ch] {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,7 @@
 // Package approval signs and verifies the tokens carried in the value of the
 // Approve and Reject buttons of a diagnosis message.
 //
-// A token names what a click would approve (namespace, pod, pod UID, rule,
+// A token names what a click would approve (the Kubernetes cluster, namespace, pod, pod UID, rule,
 // action and target), who asked, where the buttons were posted, and when the
 // approval expires. It never carries a command: the repair executor builds
 // its own plan from these names and re-checks the cluster before acting.
@@ -66,6 +66,12 @@ var (
 type Approval struct {
 	// ID identifies this approval; the repair executor runs an ID at most once.
 	ID string
+	// ClusterName is the Kubernetes cluster the pod is in (CLUSTERS_FILE's
+	// name, or CLUSTER_NAME). A click is routed only to the cluster its
+	// token names; a token naming no cluster (signed before issue 15, or by
+	// a bot without CLUSTER_NAME) is honoured only by a bot serving exactly
+	// one cluster (see handlers).
+	ClusterName string
 	// Namespace, Pod and PodUID name the broker pod as it was diagnosed.
 	Namespace string
 	Pod       string
@@ -88,6 +94,7 @@ type Approval struct {
 type payload struct {
 	V         int    `json:"v"`
 	ID        string `json:"id"`
+	Cluster   string `json:"cl,omitempty"`
 	Namespace string `json:"ns"`
 	Pod       string `json:"pod"`
 	UID       string `json:"uid,omitempty"`
@@ -119,6 +126,7 @@ func Sign(secret []byte, a Approval) (string, error) {
 	token, err := SignPayload(secret, domain, payload{
 		V:         Version,
 		ID:        a.ID,
+		Cluster:   a.ClusterName,
 		Namespace: a.Namespace,
 		Pod:       a.Pod,
 		UID:       a.PodUID,
@@ -149,18 +157,19 @@ func Verify(secret []byte, token string, now time.Time) (Approval, error) {
 		return Approval{}, fmt.Errorf("%w: v%d", ErrUnsupportedVersion, p.V)
 	}
 	a := Approval{
-		ID:        p.ID,
-		Namespace: p.Namespace,
-		Pod:       p.Pod,
-		PodUID:    p.UID,
-		Rule:      p.Rule,
-		Action:    p.Action,
-		Target:    p.Target,
-		Requester: p.Requester,
-		Channel:   p.Channel,
-		Team:      p.Team,
-		IssuedAt:  time.Unix(p.IssuedAt, 0).UTC(),
-		ExpiresAt: time.Unix(p.ExpiresAt, 0).UTC(),
+		ID:          p.ID,
+		ClusterName: p.Cluster,
+		Namespace:   p.Namespace,
+		Pod:         p.Pod,
+		PodUID:      p.UID,
+		Rule:        p.Rule,
+		Action:      p.Action,
+		Target:      p.Target,
+		Requester:   p.Requester,
+		Channel:     p.Channel,
+		Team:        p.Team,
+		IssuedAt:    time.Unix(p.IssuedAt, 0).UTC(),
+		ExpiresAt:   time.Unix(p.ExpiresAt, 0).UTC(),
 	}
 	if err := a.complete(); err != nil {
 		return Approval{}, fmt.Errorf("%w: %v", ErrMalformed, err)

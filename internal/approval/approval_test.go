@@ -236,3 +236,43 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestClusterIsSignedAndKept: the cluster a token names is covered by its
+// signature (changing it breaks the token) and survives the round trip; a
+// token without one (signed before issue 15) still verifies, naming none.
+func TestClusterIsSignedAndKept(t *testing.T) {
+	a := sample()
+	a.ClusterName = "prod-eu"
+	tok := mustSign(t, a)
+	got, err := Verify(testSecret, tok, issued.Add(time.Minute))
+	if err != nil || got.ClusterName != "prod-eu" || got != a {
+		t.Fatalf("Verify = %+v, %v; want the approval with its cluster", got, err)
+	}
+	// Rewrite the payload to name another cluster, keeping the signature.
+	part, sig, _ := strings.Cut(tok, ".")
+	body, err := base64.RawURLEncoding.DecodeString(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(body), `"cl":"prod-eu"`, `"cl":"prod-us"`, 1)
+	if moved == string(body) {
+		t.Fatalf("the payload does not carry the cluster as cl: %s", body)
+	}
+	forged := base64.RawURLEncoding.EncodeToString([]byte(moved)) + "." + sig
+	if _, err := Verify(testSecret, forged, issued.Add(time.Minute)); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("a token moved to another cluster verified: %v", err)
+	}
+	old := sample() // no cluster: what a bot before issue 15 signed
+	got, err = Verify(testSecret, mustSign(t, old), issued.Add(time.Minute))
+	if err != nil || got.ClusterName != "" {
+		t.Fatalf("a token without a cluster: %+v, %v", got, err)
+	}
+	var p map[string]any
+	b, _ := base64.RawURLEncoding.DecodeString(strings.Split(mustSign(t, old), ".")[0])
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p["cl"]; ok {
+		t.Fatalf("a token without a cluster carries cl: %s", b)
+	}
+}

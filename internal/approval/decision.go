@@ -16,7 +16,10 @@ import (
 // distinct approvers approved it, then approved; a Reject while it is
 // pending makes it rejected; an approved or rejected Record is final.
 type Record struct {
-	ID        string    `json:"id"`
+	ID string `json:"id"`
+	// Cluster is the Kubernetes cluster of the approval ("" for a
+	// single-cluster bot's tokens without one).
+	Cluster   string    `json:"cluster,omitempty"`
 	Namespace string    `json:"namespace"`
 	Pod       string    `json:"pod"`
 	Required  int       `json:"required"`
@@ -98,7 +101,7 @@ var ErrRecordMismatch = errors.New("decision record does not match the approval"
 
 // NewRecord is the empty Record of approval a.
 func NewRecord(a Approval, required int) Record {
-	return Record{ID: a.ID, Namespace: a.Namespace, Pod: a.Pod, Required: max(required, 1), ExpiresAt: a.ExpiresAt}
+	return Record{ID: a.ID, Cluster: a.ClusterName, Namespace: a.Namespace, Pod: a.Pod, Required: max(required, 1), ExpiresAt: a.ExpiresAt}
 }
 
 // Apply applies c to r, Keel-style (see Record). It never changes a final
@@ -107,9 +110,9 @@ func NewRecord(a Approval, required int) Record {
 // approval.
 func Apply(r *Record, c Click) (Outcome, error) {
 	a := c.Approval
-	if r.ID != a.ID || r.Namespace != a.Namespace || r.Pod != a.Pod {
-		return Outcome{Record: *r}, fmt.Errorf("%w: record %s of %s/%s, approval %s of %s/%s",
-			ErrRecordMismatch, r.ID, r.Namespace, r.Pod, a.ID, a.Namespace, a.Pod)
+	if r.ID != a.ID || r.Cluster != a.ClusterName || r.Namespace != a.Namespace || r.Pod != a.Pod {
+		return Outcome{Record: *r}, fmt.Errorf("%w: record %s of %s/%s/%s, approval %s of %s/%s/%s",
+			ErrRecordMismatch, r.ID, r.Cluster, r.Namespace, r.Pod, a.ID, a.ClusterName, a.Namespace, a.Pod)
 	}
 	switch r.State() {
 	case StateApproved:

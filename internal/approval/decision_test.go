@@ -83,6 +83,7 @@ func TestApplyRefusesAnotherApprovalsRecord(t *testing.T) {
 		func(r *Record) { r.ID = "ID2" },
 		func(r *Record) { r.Pod = "broker-1" },
 		func(r *Record) { r.Namespace = "other" },
+		func(r *Record) { r.Cluster = "prod-us" }, // same namespace and pod, another cluster
 	} {
 		rec := NewRecord(a, 1)
 		change(&rec)

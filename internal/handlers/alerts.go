@@ -131,7 +131,19 @@ var errBotStopped = errors.New("the Slack bot has stopped")
 // Create it with NewAlertNotifier and pass it in Options.Alerts; its
 // methods wait until the bot's Run has started (or ctx ends) and fail once
 // Run has returned. Methods may be called from one goroutine at a time.
+//
+// On a bot serving several clusters, each cluster's sweep posts through
+// its own view, ForCluster(name): its alerts name that cluster in their
+// header and carry it in their Approve and Silence tokens.
 type AlertNotifier struct {
+	*notifierCore
+	// cluster is the Kubernetes cluster this view's alerts come from ("":
+	// the bot's only cluster).
+	cluster string
+}
+
+// notifierCore is what the views of one AlertNotifier share.
+type notifierCore struct {
 	channel string
 	ready   chan struct{} // closed once the bot's poster exists
 	groups  *lru[string, *groupMembers]
@@ -145,7 +157,22 @@ type AlertNotifier struct {
 // NewAlertNotifier returns a notifier posting to channel (a channel ID,
 // ALERT_CHANNEL). It posts nothing until the bot it is given to runs.
 func NewAlertNotifier(channel string) *AlertNotifier {
-	return &AlertNotifier{channel: channel, ready: make(chan struct{}), groups: newLRU[string, *groupMembers](groupCacheSize)}
+	return &AlertNotifier{notifierCore: &notifierCore{channel: channel, ready: make(chan struct{}), groups: newLRU[string, *groupMembers](groupCacheSize)}}
+}
+
+// ForCluster returns the view of n that posts the alerts of the Kubernetes
+// cluster name (Options.Clusters' Name). Give n itself to Options.Alerts.
+func (n *AlertNotifier) ForCluster(name string) *AlertNotifier {
+	return &AlertNotifier{notifierCore: n.notifierCore, cluster: name}
+}
+
+// member returns the cluster of this view's alerts.
+func (n *AlertNotifier) member(b *Bot) (*member, error) {
+	m, ok := b.memberNamed(n.cluster)
+	if !ok {
+		return nil, fmt.Errorf("handlers: alerts of cluster %q, which the bot does not serve", n.cluster)
+	}
+	return m, nil
 }
 
 // Channel is the channel the notifier posts to.
@@ -224,8 +251,12 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
+	m, err := n.member(b)
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+	}
 	channel := cmp.Or(a.Channel, n.channel)
-	msg, details := b.renderAlert(a, channel, b.clock())
+	msg, details := b.renderAlert(m, a, channel, b.clock())
 	blocks := msg.Blocks
 	ts, err := p.post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
@@ -233,7 +264,7 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	}
 	b.postDetails(ctx, channel, ts, details)
 	b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
-	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "alert", a.Key,
+	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "cluster", m.Name, "alert", a.Key,
 		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
 	return MessageRef{Channel: channel, TS: ts}, nil
 }
@@ -245,11 +276,15 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
 	}
+	m, err := n.member(b)
+	if err != nil {
+		return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+	}
 	now := b.clock()
 	if g.Ref.IsZero() {
 		members := newGroupMembers()
 		members.add(g.Alerts)
-		blocks, fallback := b.renderGroup(g, members, n.channel, now)
+		blocks, fallback := b.renderGroup(m, g, members, n.channel, now)
 		ts, err := p.post(ctx, n.channel, "", blocks, fallback)
 		if err != nil {
 			return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
@@ -261,7 +296,7 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 	}
 	members, _ := n.groups.addIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newGroupMembers())
 	members.add(g.Alerts)
-	blocks, fallback := b.renderGroup(g, members, g.Ref.Channel, now)
+	blocks, fallback := b.renderGroup(m, g, members, g.Ref.Channel, now)
 	err = n.inOrder(ctx, g.Ref, func(qctx context.Context) error {
 		if _, err := p.post(qctx, g.Ref.Channel, g.Ref.TS, nil, slackview.GroupThreadText(factsOf(g.Alerts), g.Firing)); err != nil {
 			return err
@@ -296,8 +331,12 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 		}
 		return nil
 	}
+	ns := a.Namespace
+	if m, err := n.member(b); err == nil && b.multi() {
+		ns = m.Name + "/" + ns // the resolved header names the cluster too
+	}
 	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
-	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(a.Namespace, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
+	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(ns, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		blocks, _ := parent.snapshot()
 		if err := p.update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+slackview.PodLabel(a.Namespace, a.Pod)); err != nil {
@@ -321,7 +360,11 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g Aler
 	}
 	members, _ := n.groups.addIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
 	members.add(g.Alerts)
-	rg := slackview.ResolvedGroup(g.Namespace, g.Cluster, members.sorted(), b.clock())
+	ns := g.Namespace
+	if m, err := n.member(b); err == nil && b.multi() {
+		ns = m.Name + "/" + ns
+	}
+	rg := slackview.ResolvedGroup(ns, g.Cluster, members.sorted(), b.clock())
 	blocks, fallback := rg.Blocks, rg.Fallback
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		if err := p.update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
@@ -403,18 +446,18 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 // renderAlert builds the alert message (slackview.Alert: the diagnosis
 // with Approve / Reject when repairable, a banner line, and the Silence
 // buttons after the approval buttons) and the details for its thread.
-func (b *Bot) renderAlert(a Alert, channel string, now time.Time) (msg, details slackview.Message) {
+func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (msg, details slackview.Message) {
 	snap := a.Snapshot
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
 	snap.UID = cmp.Or(snap.UID, a.PodUID)
 	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
-	view := slackview.Diagnosis{ClusterName: b.opts.ClusterName, Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
+	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
 	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
-			ID: approval.NewID(), Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
+			ID: approval.NewID(), ClusterName: m.Name, Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
 			Rule: f.Rule, Action: f.Remedy.Action, Target: f.Remedy.Target,
 			Requester: sweepRequester, Channel: channel, IssuedAt: now, ExpiresAt: view.ExpiresAt,
 		})
@@ -428,10 +471,10 @@ func (b *Bot) renderAlert(a Alert, channel string, now time.Time) (msg, details 
 		Diagnosis: view, Reason: a.Reason, Detail: a.Detail, Rule: a.Rule, StartsAt: a.StartsAt,
 		Repeat: a.Repeat, Changed: a.Changed, ReadError: a.ReadError,
 	}
-	av.Silence = b.silenceControl(a.SilenceKey(), "pod", channel, now)
+	av.Silence = b.silenceControl(m, a.SilenceKey(), "pod", channel, now)
 	msg = av.Message()
 	if av.Silence == nil {
-		if sil := b.silenceActions(a.SilenceKey(), "pod", channel, now); sil != nil {
+		if sil := b.silenceActions(m, a.SilenceKey(), "pod", channel, now); sil != nil {
 			msg.Blocks = capBlocks(append(msg.Blocks, sil))
 		}
 	}
@@ -490,13 +533,17 @@ func factsOf(alerts []Alert) []slackview.AlertFacts {
 
 // renderGroup renders a grouped alert with the cluster's Silence menu (or
 // buttons when the menu cannot be built).
-func (b *Bot) renderGroup(g AlertGroup, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
-	view := slackview.Group{Namespace: g.Namespace, Cluster: g.Cluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
-	if menu := b.silenceControl(g.Key, "cluster", channel, now); menu != nil {
+func (b *Bot) renderGroup(m *member, g AlertGroup, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
+	ns := g.Namespace
+	if b.multi() {
+		ns = m.Name + "/" + ns // the group names its Kubernetes cluster too
+	}
+	view := slackview.Group{Namespace: ns, Cluster: g.Cluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
+	if menu := b.silenceControl(m, g.Key, "cluster", channel, now); menu != nil {
 		view.Silence = slack.NewActionBlock(blockSilence, menu)
-	} else if sil := b.silenceActions(g.Key, "cluster", channel, now); sil != nil {
+	} else if sil := b.silenceActions(m, g.Key, "cluster", channel, now); sil != nil {
 		view.Silence = sil
 	}
-	m := view.Message()
-	return m.Blocks, m.Fallback
+	msg := view.Message()
+	return msg.Blocks, msg.Fallback
 }

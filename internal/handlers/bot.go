@@ -134,6 +134,23 @@ type Options struct {
 	// /kafka silences; Sweeper, when set, answers /kafka sweep.
 	Silencer Silencer
 	Sweeper  SweepTrigger
+
+	// Clusters are the Kubernetes clusters the bot serves, each with its
+	// own reader, repairer, decision and escalation records and sweep
+	// (issue 15). When set, the single-cluster fields above (Cluster,
+	// Repairer, Resumer, RepairNotice, Decisions, Escalations, Silencer,
+	// Sweeper) must be unset; when empty, they are the one cluster, named
+	// ClusterName.
+	Clusters []ClusterOptions
+	// LookupTimeout bounds each cluster's part of /kafka status, /kafka
+	// silences and a short-name search over several clusters (default
+	// DefaultLookupTimeout). A command naming its cluster is bounded by the
+	// command's own timeout only.
+	LookupTimeout time.Duration
+	// BreakerPeriod is how long a cluster that failed or timed out is shown
+	// as unreachable, without asking it, by status and short-name searches
+	// (default fleet.DefaultBreakerPeriod).
+	BreakerPeriod time.Duration
 }
 
 // Bounds of the bot's in-memory state and timings.
@@ -159,13 +176,13 @@ type Bot struct {
 	connected atomic.Bool
 	started   atomic.Bool
 
-	queue     *jobQueue  // the worker pool and the fair queue in front of it
-	shared    *coalescer // diagnoses running or recently finished, by pod
-	wg        sync.WaitGroup
-	seen      *lru[string, struct{}]
-	decisions Decisions
-	// approvalChannels are the channels whose Approve clicks are honoured.
-	approvalChannels map[string]bool
+	queue  *jobQueue  // the worker pool and the fair queue in front of it
+	shared *coalescer // diagnoses running or recently finished, by pod
+	wg     sync.WaitGroup
+	seen   *lru[string, struct{}]
+	// members are the clusters served, in order; byName finds them.
+	members []*member
+	byName  map[string]*member
 	// runCtx is Run's context, for jobs that are owed to a request but
 	// were not started by one (set before any job runs).
 	runCtx context.Context
@@ -186,8 +203,6 @@ func New(opts Options) (*Bot, error) {
 		return nil, errors.New("handlers: no Slack bot token")
 	case len(opts.ApprovalSecret) < approval.MinSecretLength:
 		return nil, fmt.Errorf("handlers: approval secret shorter than %d bytes", approval.MinSecretLength)
-	case opts.Cluster == nil:
-		return nil, errors.New("handlers: no Cluster")
 	case opts.Diagnoser == nil:
 		return nil, errors.New("handlers: no Diagnoser")
 	case opts.RequiredApprovals > 1 && opts.RequiredApprovals > len(opts.Approvers):
@@ -214,6 +229,9 @@ func New(opts Options) (*Bot, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	if opts.LookupTimeout <= 0 {
+		opts.LookupTimeout = DefaultLookupTimeout
+	}
 	b := &Bot{
 		opts:         opts,
 		log:          opts.Logger,
@@ -223,8 +241,10 @@ func New(opts Options) (*Bot, error) {
 		runCtx:       context.Background(),
 		workspaceURL: "https://slack.com/",
 		seen:         newLRU[string, struct{}](seenEnvelopes),
-		decisions:    opts.Decisions,
 		messages:     newLRU[string, *parentMessage](alertMessages),
+	}
+	if err := b.setupClusters(&opts); err != nil {
+		return nil, err
 	}
 	b.queue = newJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
 	if opts.Alerts != nil {
@@ -237,16 +257,6 @@ func New(opts Options) (*Bot, error) {
 	}
 	if opts.RequiredApprovals <= 0 {
 		b.opts.RequiredApprovals = 1
-	}
-	if b.decisions == nil {
-		b.decisions = newMemoryDecisions()
-	}
-	b.approvalChannels = map[string]bool{}
-	for _, c := range opts.ApprovalChannels {
-		b.approvalChannels[c] = true
-	}
-	if opts.Alerts != nil && opts.Alerts.channel != "" {
-		b.approvalChannels[opts.Alerts.channel] = true
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -289,12 +299,15 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.opts.Alerts != nil {
 		b.opts.Alerts.start(b.poster)
 	}
-	if b.opts.Resumer != nil {
+	for _, m := range b.members {
+		if m.Resumer == nil {
+			continue
+		}
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			if err := b.opts.Resumer.Resume(ctx, b.resumeReporter); err != nil && ctx.Err() == nil {
-				b.log.Error("resuming interrupted repairs failed", "error", err)
+			if err := m.Resumer.Resume(ctx, b.resumeReporter); err != nil && ctx.Err() == nil {
+				b.log.Error("resuming interrupted repairs failed", "cluster", m.Name, "error", err)
 			}
 		}()
 	}

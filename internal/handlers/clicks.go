@@ -106,7 +106,7 @@ type refusal struct {
 }
 
 func (b *Bot) handleClick(ctx context.Context, c click) {
-	a, r := b.authorize(c)
+	a, m, r := b.authorize(c)
 	if r != nil {
 		b.audit("approval.refused", c, a, "reason", r.reason)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+r.tell)
@@ -116,7 +116,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// The decision is recorded durably, and shared with every replica,
 	// before anything is done: a Reject on one replica stops an Approve
 	// that reaches another right after.
-	out, err := b.decisions.Decide(ctx, approval.Click{Approval: a, User: c.User, Approve: c.Approve, Required: b.opts.RequiredApprovals, At: now})
+	out, err := m.decisions.Decide(ctx, approval.Click{Approval: a, User: c.User, Approve: c.Approve, Required: b.opts.RequiredApprovals, At: now})
 	if err != nil {
 		b.audit("approval.refused", c, a, "reason", "decision-not-recorded", "error", err.Error())
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 Your decision could not be recorded in the cluster, so nothing was done. "+
@@ -130,6 +130,8 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
 	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	// Everything below acts on the cluster the signed token names, and on
+	// no other (m is that cluster).
 	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
@@ -154,7 +156,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
 	parent.decide(fmt.Sprintf("✅ Approved by %s at %s", approvers, stamp), "⏳ Repair approved, starting…")
 	rep.enqueueParentUpdate(true)
-	if b.opts.Repairer == nil {
+	if m.Repairer == nil {
 		rep.Say(fmt.Sprintf("✅ %s approved: %s\n\n"+
 			"⚠️ Automated execution is not available in this build of the bot, so *nothing was changed*. "+
 			"Follow the steps in the message above by hand, or run a build with the repair executor.",
@@ -175,57 +177,75 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
 		fin := &finishOnce{Reporter: rep}
-		sum := b.opts.Repairer.Repair(b.poster.base, req, fin)
+		sum := m.Repairer.Repair(b.poster.base, req, fin)
 		fin.Finish(b.poster.base, sum)
 		if sum.Outcome == recovery.OutcomeCrashAgain {
-			b.offerEscalationClear(b.poster.base, rep, a)
+			b.offerEscalationClear(b.poster.base, rep, m, a)
 		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
-		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod,
+		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "cluster", m.Name, "namespace", a.Namespace, "pod", a.Pod,
 			"approver", req.Approver, "outcome", string(sum.Outcome))
 	})
 }
 
-// authorize verifies the token and checks that this user may make this
+// authorize verifies the token, finds the cluster it names (the only
+// cluster the click may act on) and checks that this user may make this
 // decision from this channel.
-func (b *Bot) authorize(c click) (approval.Approval, *refusal) {
+func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 	a, err := approval.Verify(b.opts.ApprovalSecret, c.Token, b.clock())
 	switch {
 	case errors.Is(err, approval.ErrExpired):
-		return a, &refusal{"expired", "This approval has expired. Nothing was changed. Run the diagnosis again to get fresh buttons."}
+		return a, nil, &refusal{"expired", "This approval has expired. Nothing was changed. Run the diagnosis again to get fresh buttons."}
 	case errors.Is(err, approval.ErrNotYetValid):
-		return a, &refusal{"not-yet-valid", "This approval is not valid yet (clock skew?). Nothing was changed."}
+		return a, nil, &refusal{"not-yet-valid", "This approval is not valid yet (clock skew?). Nothing was changed."}
 	case err != nil:
-		return approval.Approval{}, &refusal{"invalid-token:" + tokenErrorName(err),
+		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err),
 			"This button is not valid (it was not issued by this bot, or was altered). Nothing was changed."}
 	}
+	m, ok := b.memberNamed(a.ClusterName)
+	if !ok {
+		if a.ClusterName == "" {
+			return a, nil, &refusal{"unknown-cluster",
+				"This button does not say which Kubernetes cluster it is for (it predates multi-cluster support), and I serve several. Nothing was changed. Run the diagnosis again to get fresh buttons."}
+		}
+		return a, nil, &refusal{"unknown-cluster",
+			"This button is for cluster " + inlineCode(a.ClusterName, 80) + ", which I do not serve. Nothing was changed."}
+	}
 	if err := a.CheckOrigin(c.Team, c.Channel); err != nil {
-		return a, &refusal{"wrong-origin:" + tokenErrorName(err),
+		return a, m, &refusal{"wrong-origin:" + tokenErrorName(err),
 			"This approval belongs to another channel. Nothing was changed."}
 	}
 	if !hasButtons(c.Blocks) {
-		return a, &refusal{"already-decided", "This repair was already decided. Nothing was changed."}
+		return a, m, &refusal{"already-decided", "This repair was already decided. Nothing was changed."}
 	}
 	if c.Approve {
-		if !b.approvalChannels[c.Channel] {
-			return a, &refusal{"channel-not-allowed",
-				"Repairs are approved only in " + b.approvalChannelList() + ", not here. Nothing was changed."}
+		if !m.approvalChannels[c.Channel] {
+			return a, m, &refusal{"channel-not-allowed",
+				"Repairs " + b.ofCluster(m) + "are approved only in " + approvalChannelList(m) + ", not here. Nothing was changed."}
 		}
 		if !b.isApprover(c.User) {
-			return a, &refusal{"not-an-approver",
+			return a, m, &refusal{"not-an-approver",
 				"You are not allowed to approve repairs. Approvers: " + b.approverList() + ". Nothing was changed."}
 		}
 		if !b.opts.AllowSelfApproval && c.User == a.Requester {
-			return a, &refusal{"self-approval",
+			return a, m, &refusal{"self-approval",
 				"You asked for this diagnosis, so someone else has to approve its repair. Nothing was changed."}
 		}
-		return a, nil
+		return a, m, nil
 	}
 	if !b.isApprover(c.User) && c.User != a.Requester {
-		return a, &refusal{"not-allowed-to-reject",
+		return a, m, &refusal{"not-allowed-to-reject",
 			"Only approvers or the person who asked for the diagnosis can reject it. Nothing was changed."}
 	}
-	return a, nil
+	return a, m, nil
+}
+
+// ofCluster is "of cluster X " on a multi-cluster bot, else "".
+func (b *Bot) ofCluster(m *member) string {
+	if !b.multi() {
+		return ""
+	}
+	return "of cluster " + inlineCode(m.Name, 80) + " "
 }
 
 func tokenErrorName(err error) string {
@@ -301,7 +321,7 @@ func (b *Bot) audit(event string, c click, a approval.Approval, extra ...any) {
 	attrs := []any{"audit", true, "event", event, "user", c.User, "channel", c.Channel, "team", c.Team,
 		"message_ts", c.MessageTS, "approve", c.Approve}
 	if a.ID != "" {
-		attrs = append(attrs, "approval_id", a.ID, "namespace", a.Namespace, "pod", a.Pod, "pod_uid", a.PodUID,
+		attrs = append(attrs, "approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "pod", a.Pod, "pod_uid", a.PodUID,
 			"rule", a.Rule, "action", a.Action, "requester", a.Requester)
 	}
 	b.log.Info("approval decision", append(attrs, extra...)...)
@@ -322,10 +342,11 @@ func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
 	f.Reporter.Finish(ctx, s)
 }
 
-// approvalChannelList is for messages: the channels where Approve counts.
-func (b *Bot) approvalChannelList() string {
+// approvalChannelList is for messages: the channels where Approve counts
+// for m's repairs.
+func approvalChannelList(m *member) string {
 	var out []string
-	for c := range b.approvalChannels {
+	for c := range m.approvalChannels {
 		out = append(out, "<#"+c+">")
 	}
 	slices.Sort(out)

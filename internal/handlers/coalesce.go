@@ -34,14 +34,14 @@ const defaultShareWindow = time.Minute
 // maxShared bounds the diagnoses kept for sharing.
 const maxShared = 64
 
-// shareKey identifies one crash of one pod instance.
+// shareKey identifies one crash of one pod instance, in its cluster.
 type shareKey struct {
-	namespace, pod, uid string
-	restarts            int32
+	cluster, namespace, pod, uid string
+	restarts                     int32
 }
 
-func shareKeyOf(status diagnose.Snapshot) shareKey {
-	k := shareKey{namespace: status.Namespace, pod: status.Pod, uid: status.UID}
+func shareKeyOf(cluster string, status diagnose.Snapshot) shareKey {
+	k := shareKey{cluster: cluster, namespace: status.Namespace, pod: status.Pod, uid: status.UID}
 	if c := status.Kafka(); c != nil {
 		k.restarts = c.RestartCount
 	} else {
@@ -54,7 +54,9 @@ func shareKeyOf(status diagnose.Snapshot) shareKey {
 
 // sharedDiagnosis is one diagnosis and who it answered.
 type sharedDiagnosis struct {
-	key  shareKey
+	key shareKey
+	// m is the cluster the pod is in.
+	m    *member
 	done chan struct{} // closed when snap, findings and err are set
 	// Set once done: the snapshot (without the log text, which findings
 	// quote as evidence), the findings, or the error that ended it.
@@ -100,10 +102,10 @@ const (
 )
 
 // join finds or starts the diagnosis for key on behalf of s.
-func (c *coalescer) join(key shareKey, s slashRequest) (*sharedDiagnosis, joinRole) {
+func (c *coalescer) join(key shareKey, s slashRequest, m *member) (*sharedDiagnosis, joinRole) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fresh := &sharedDiagnosis{key: key, done: make(chan struct{}), posts: map[string]*channelPost{}}
+	fresh := &sharedDiagnosis{key: key, m: m, done: make(chan struct{}), posts: map[string]*channelPost{}}
 	if c.window < 0 {
 		return fresh, roleLead
 	}
@@ -185,13 +187,16 @@ func isClosed(ch <-chan struct{}) bool {
 // list), then runs the pod's diagnosis or joins the one running or
 // recently finished for the same pod instance and crash.
 func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
-	status, read, err := b.opts.Cluster.ResolvePod(ctx, cmd.Namespace, cmd.Pod)
-	if err != nil {
-		b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "namespace", cmd.Namespace, "pod", cmd.Pod, "error", err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+escapeTruncate(err.Error(), 1500))
+	t, ok := b.resolveTarget(ctx, s, cmd)
+	if !ok {
 		return
 	}
-	d, role := b.shared.join(shareKeyOf(status), s)
+	if len(t.unchecked) > 0 {
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("ℹ️ Diagnosing %s, the only match I found. I could not check %s.",
+			inlineCode(t.m.Name+"/"+t.status.Namespace+"/"+t.status.Pod, 300), strings.Join(t.unchecked, ", ")))
+	}
+	status, read := t.status, t.read
+	d, role := b.shared.join(shareKeyOf(t.m.Name, status), s, t.m)
 	switch role {
 	case roleWait:
 		b.log.Debug("joined a running diagnosis", "user", s.User, "namespace", status.Namespace, "pod", status.Pod)
@@ -217,7 +222,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 		}
 		metrics.Diagnoses.WithLabelValues(rule).Inc()
 	} else {
-		b.log.Error("reading pod failed", "namespace", status.Namespace, "pod", status.Pod, "error", err)
+		b.log.Error("reading pod failed", "cluster", t.m.Name, "namespace", status.Namespace, "pod", status.Pod, "error", err)
 	}
 	for _, w := range b.shared.finish(d, snap, findings, err) {
 		metrics.Commands.WithLabelValues(string(VerbDiagnose), "shared").Inc()
@@ -235,7 +240,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 	if d.err != nil {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not read %s: %s",
-			inlineCode(d.key.namespace+"/"+d.key.pod, 200), escapeTruncate(d.err.Error(), 1500)))
+			inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 200), escapeTruncate(d.err.Error(), 1500)))
 		return
 	}
 	p, mine := b.shared.claimChannel(d, s.Channel)
@@ -268,7 +273,7 @@ func (b *Bot) sharedText(d *sharedDiagnosis, p *channelPost) string {
 	age := b.clock().Sub(d.finished).Round(time.Second)
 	link := b.workspaceURL + "archives/" + p.channel + "/p" + strings.Replace(p.ts, ".", "", 1)
 	return fmt.Sprintf("📎 %s was diagnosed %s ago for %s (same pod UID, restart count %d), without reading the cluster again: <%s|see the diagnosis>.",
-		inlineCode(d.key.namespace+"/"+d.key.pod, 300), age, mention(p.requester), d.key.restarts, link)
+		inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 300), age, mention(p.requester), d.key.restarts, link)
 }
 
 // postDiagnosis renders d for s (their Approve token when repairable) and
@@ -281,12 +286,12 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 		rule = findings[0].Rule
 	}
 	now := b.clock()
-	view := slackview.Diagnosis{ClusterName: b.opts.ClusterName, Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
+	view := slackview.Diagnosis{ClusterName: d.m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && repairable(snap, findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
-			ID: approval.NewID(), Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
+			ID: approval.NewID(), ClusterName: d.m.Name, Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
 			Rule: f.Rule, Action: f.Remedy.Action, Target: f.Remedy.Target,
 			Requester: s.User, Channel: s.Channel, Team: s.Team,
 			IssuedAt: now, ExpiresAt: view.ExpiresAt,
@@ -313,6 +318,15 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	}
 	b.postDetails(ctx, s.Channel, ts, view.Details())
 	b.log.Info("diagnosis posted", "audit", true, "user", s.User, "channel", s.Channel, "ts", ts,
-		"namespace", snap.Namespace, "pod", snap.Pod, "rule", rule, "findings", len(findings), "approval_offered", view.Token != "")
+		"cluster", d.m.Name, "namespace", snap.Namespace, "pod", snap.Pod, "rule", rule, "findings", len(findings), "approval_offered", view.Token != "")
 	return ts, true
+}
+
+// podLabel names a pod for messages: namespace/pod, prefixed by its
+// cluster on a multi-cluster bot.
+func (b *Bot) podLabel(m *member, namespace, pod string) string {
+	if !b.multi() || m == nil {
+		return namespace + "/" + pod
+	}
+	return m.Name + "/" + namespace + "/" + pod
 }

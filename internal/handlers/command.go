@@ -28,6 +28,13 @@ const (
 // Command is a parsed /kafka command.
 type Command struct {
 	Verb Verb
+	// Cluster names the Kubernetes cluster, from a three-segment target
+	// (CLUSTER/NAMESPACE/POD); empty otherwise.
+	Cluster string
+	// Scope is the first segment of a two-segment target (SCOPE/POD): the
+	// cluster when the bot serves one of that name, else a namespace
+	// (resolved by the bot, which knows its clusters).
+	Scope string
 	// Namespace is empty when the user did not name one; the cluster then
 	// searches the namespaces the bot may read.
 	Namespace string
@@ -50,7 +57,7 @@ func usageErrorf(format string, args ...any) error {
 
 // ParseCommand parses the text after the slash command:
 //
-//	diagnose [NAMESPACE/]POD
+//	diagnose [CLUSTER/][NAMESPACE/]POD
 //	diagnose -n NAMESPACE POD   (also --namespace, before or after POD)
 //	status
 //	silences
@@ -121,24 +128,45 @@ func parseDiagnose(args []string) (Command, error) {
 	if target == "" {
 		return Command{}, usageErrorf("`diagnose` needs a pod, like `diagnose kafka/broker-0`")
 	}
-	if before, after, ok := strings.Cut(target, "/"); ok {
+	cmd := Command{Verb: VerbDiagnose, Namespace: ns}
+	if parts := strings.Split(target, "/"); len(parts) > 1 {
 		if ns != "" {
 			return Command{}, usageErrorf("the namespace is given twice")
 		}
-		if before == "" {
-			return Command{}, usageErrorf("the namespace is empty")
+		switch len(parts) {
+		case 2:
+			cmd.Scope, target = parts[0], parts[1]
+			// Usually a namespace; the bot decides (see Scope).
+			if err := validateName("namespace", cmd.Scope, maxNamespaceName, false); err != nil {
+				return Command{}, err
+			}
+		case 3:
+			cmd.Cluster, cmd.Namespace, target = parts[0], parts[1], parts[2]
+			if err := validateName("cluster name", cmd.Cluster, maxNamespaceName, false); err != nil {
+				return Command{}, err
+			}
+			if err := validateName("namespace", cmd.Namespace, maxNamespaceName, false); err != nil {
+				return Command{}, err
+			}
+		default:
+			for _, p := range parts[:len(parts)-1] {
+				if err := validateName("namespace", p, maxNamespaceName, false); err != nil {
+					return Command{}, err
+				}
+			}
+			return Command{}, usageErrorf("%s has too many parts (want [CLUSTER/][NAMESPACE/]POD)", quoteFragment(target))
 		}
-		ns, target = before, after
 	}
-	if ns != "" {
-		if err := validateName("namespace", ns, maxNamespaceName, false); err != nil {
+	if cmd.Namespace != "" {
+		if err := validateName("namespace", cmd.Namespace, maxNamespaceName, false); err != nil {
 			return Command{}, err
 		}
 	}
 	if err := validateName("pod name", target, maxPodName, true); err != nil {
 		return Command{}, err
 	}
-	return Command{Verb: VerbDiagnose, Namespace: ns, Pod: target}, nil
+	cmd.Pod = target
+	return cmd, nil
 }
 
 // validateName checks a Kubernetes object name: lowercase letters, digits
@@ -179,7 +207,7 @@ func usageText(slashCommand string) string {
 	}
 	c := slashCommand
 	return "*Usage*\n" +
-		"• `" + c + " diagnose [NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work)\n" +
+		"• `" + c + " diagnose [CLUSTER/][NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work; `X/POD` means cluster X when I serve one of that name, else namespace X)\n" +
 		"• `" + c + " status` — the Kafka pods I can see, by cluster, with their state\n" +
 		"• `" + c + " silences` — the alert silences in force, each with an End silence button\n" +
 		"• `" + c + " sweep` — run the health sweep now (alerts go to the alert channel)\n" +

@@ -45,22 +45,25 @@ const (
 // escalationGrant is what a Clear escalation button may do: clear the
 // record UID of Cluster, clicked in Channel, reporting in Thread.
 type escalationGrant struct {
-	V         int    `json:"v"`
-	Cluster   string `json:"cluster"`
-	UID       string `json:"uid"`
-	Channel   string `json:"ch"`
-	Thread    string `json:"th"`
-	IssuedAt  int64  `json:"iat"`
-	ExpiresAt int64  `json:"exp"`
+	V int `json:"v"`
+	// KubeCluster is the Kubernetes cluster holding the record ("" from a
+	// single-cluster bot before issue 15: only such a bot honours it).
+	KubeCluster string `json:"kc,omitempty"`
+	Cluster     string `json:"cluster"`
+	UID         string `json:"uid"`
+	Channel     string `json:"ch"`
+	Thread      string `json:"th"`
+	IssuedAt    int64  `json:"iat"`
+	ExpiresAt   int64  `json:"exp"`
 }
 
 // offerEscalationClear posts, in the thread of a repair whose broker
 // crashed again, the escalation and a button approvers use to clear it.
-func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, a approval.Approval) {
-	if b.opts.Escalations == nil {
+func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *member, a approval.Approval) {
+	if m.Escalations == nil {
 		return
 	}
-	ref, found, err := b.opts.Escalations.EscalationFor(ctx, a.Namespace, a.Pod, a.ID)
+	ref, found, err := m.Escalations.EscalationFor(ctx, a.Namespace, a.Pod, a.ID)
 	if err != nil || !found {
 		if err != nil {
 			b.log.Error("reading the escalation record failed", "namespace", a.Namespace, "pod", a.Pod, "error", err)
@@ -69,7 +72,7 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, a a
 	}
 	now := b.clock()
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		V: 1, KubeCluster: m.Name, Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
 	})
 	if err != nil {
@@ -78,7 +81,7 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, a a
 	}
 	text := fmt.Sprintf("🛑 Cluster %s is *escalated*: the bot runs no automated repair of any of its brokers until a person clears this. "+
 		"Find the cause first (the controllers' snapshot, the disks); then an approver clears it here, or anyone with cluster access runs %s.",
-		inlineCode(ref.Cluster, 200), inlineCode("bot escalation clear "+ref.Cluster, 260))
+		inlineCode(b.qualified(m, ref.Cluster), 260), inlineCode("bot escalation clear "+ref.Cluster, 260))
 	button := slack.NewButtonBlockElement(actionClearEscalation, token, plain("Clear escalation"))
 	button.Style = slack.StyleDanger
 	button.Confirm = slack.NewConfirmationBlockObject(plain("Allow automated repairs again?"),
@@ -124,7 +127,7 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	err := approval.OpenPayload(b.opts.ApprovalSecret, escalationDomain, c.Token, &g)
 	refuse := func(reason, text string) {
 		b.log.Info("escalation decision", "audit", true, "event", "escalation.refused", "reason", reason,
-			"user", c.User, "channel", c.Channel, "cluster", g.Cluster)
+			"user", c.User, "channel", c.Channel, "kube_cluster", g.KubeCluster, "cluster", g.Cluster)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text+" Nothing was changed.")
 	}
 	switch {
@@ -141,11 +144,17 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	case !b.isApprover(c.User):
 		refuse("not-an-approver", "Only approvers may allow automated repairs again. Approvers: "+b.approverList()+".")
 		return
-	case b.opts.Escalations == nil:
+	}
+	m, ok := b.memberNamed(g.KubeCluster)
+	switch {
+	case !ok:
+		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+inlineCode(g.KubeCluster, 80)+").")
+		return
+	case m.Escalations == nil:
 		refuse("no-store", "This bot cannot reach the escalation records.")
 		return
 	}
-	ref, err := b.opts.Escalations.ClearEscalation(ctx, g.Cluster, g.UID)
+	ref, err := m.Escalations.ClearEscalation(ctx, g.Cluster, g.UID)
 	if err != nil {
 		b.log.Warn("clearing an escalation failed", "cluster", g.Cluster, "user", c.User, "error", err)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+inlineCode(g.Cluster, 200)+": "+
@@ -153,9 +162,9 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 		return
 	}
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
-		"cluster", ref.Cluster, "escalated_pod", ref.Pod)
+		"kube_cluster", m.Name, "cluster", ref.Cluster, "escalated_pod", ref.Pod)
 	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
-		mention(c.User), inlineCode(ref.Cluster, 200))
+		mention(c.User), inlineCode(b.qualified(m, ref.Cluster), 260))
 	done := b.poster.enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
 		if _, err := b.poster.post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.Cluster, "error", err)
@@ -165,4 +174,13 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	case <-done:
 	case <-ctx.Done():
 	}
+}
+
+// qualified prefixes name with m's cluster on a multi-cluster bot
+// ("prod-eu: kafka/foobar"), so a message never leaves the cluster unsaid.
+func (b *Bot) qualified(m *member, name string) string {
+	if !b.multi() {
+		return name
+	}
+	return m.Name + ": " + name
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -25,6 +26,8 @@ type Silence struct {
 	Until     time.Time
 	By        string
 	CreatedAt time.Time
+	// kc is the Kubernetes cluster whose sweep holds it (set by the bot).
+	kc string
 }
 
 // Silencer creates and lists silences (cmd/bot adapts *sweep.Sweeper). It
@@ -69,7 +72,10 @@ const silenceDomain = "kafkabot/silence/v1\x00"
 // silenceGrant is what a Silence button may do: silence Key for For,
 // clicked in Channel, before ExpiresAt. It is signed like an approval.
 type silenceGrant struct {
-	V         int    `json:"v"`
+	V int `json:"v"`
+	// KC is the Kubernetes cluster whose sweep holds the silence ("": the
+	// only cluster of a single-cluster bot).
+	KC        string `json:"kc,omitempty"`
 	Key       string `json:"key"`
 	For       int64  `json:"for"` // seconds
 	Channel   string `json:"ch"`
@@ -127,11 +133,11 @@ func verifySilence(secret []byte, token string, now time.Time) (silenceGrant, er
 
 // silenceActions returns the Silence buttons for key ("pod" or "cluster"
 // says what it is, for the button text), or nil when signing fails.
-func (b *Bot) silenceActions(key, what, channel string, now time.Time) *slack.ActionBlock {
+func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time) *slack.ActionBlock {
 	var buttons []slack.BlockElement
 	for _, c := range silenceChoices {
 		token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-			Key: key, For: int64(c.d / time.Second), Channel: channel,
+			KC: m.Name, Key: key, For: int64(c.d / time.Second), Channel: channel,
 			IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
 		})
 		if err != nil {
@@ -158,10 +164,10 @@ const maxActionID = 255
 // "cluster" says what it is), or nil when it cannot be built (signing
 // failed, or the key is too long for an action_id: the caller then posts
 // the Silence buttons).
-func (b *Bot) silenceControl(key, what, channel string, now time.Time) slack.BlockElement {
+func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time) slack.BlockElement {
 	longest := silenceChoices[len(silenceChoices)-1]
 	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-		Key: key, For: int64(longest.d / time.Second), Channel: channel,
+		KC: m.Name, Key: key, For: int64(longest.d / time.Second), Channel: channel,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
 	})
 	if err != nil {
@@ -269,12 +275,18 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", "Silencing hides alerts from everyone, so only approvers may do it. Approvers: "+
 			b.approverList()+". Nothing was silenced.")
 		return
-	case b.opts.Silencer == nil:
+	}
+	m, ok := b.memberNamed(g.KC)
+	switch {
+	case !ok:
+		refuse("unknown-cluster", "This Silence button is for a Kubernetes cluster I do not serve. Nothing was silenced.")
+		return
+	case m.Silencer == nil:
 		refuse("no-silencer", "Alerts are not enabled on this bot, so there is nothing to silence.")
 		return
 	}
 	until := now.Add(g.duration())
-	sil, err := b.opts.Silencer.Silence(ctx, g.Key, until, c.User)
+	sil, err := m.Silencer.Silence(ctx, g.Key, until, c.User)
 	if err != nil {
 		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not record the silence: "+escapeTruncate(err.Error(), 500))
@@ -283,8 +295,9 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
-		mention(c.User), inlineCode(sil.Key, 300), humanDuration(g.duration()),
+		mention(c.User), inlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
 		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
+	sil.kc = m.Name
 	blocks := b.silenceConfirmation(text, sil, c.Channel)
 	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
@@ -308,9 +321,20 @@ func humanDuration(d time.Duration) string {
 	return d.String()
 }
 
+// alerting reports whether any cluster has a sweep (Silencer), and for
+// VerbSweep one that can sweep on demand.
+func (b *Bot) alerting(verb Verb) bool {
+	for _, m := range b.members {
+		if m.Silencer != nil && (verb != VerbSweep || m.Sweeper != nil) {
+			return true
+		}
+	}
+	return false
+}
+
 // onAlertCommand answers /kafka silences and /kafka sweep.
 func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb Verb) {
-	if b.opts.Silencer == nil || (verb == VerbSweep && b.opts.Sweeper == nil) {
+	if !b.alerting(verb) {
 		b.ack(ctx, req, ephemeralResponse("Alerts are not enabled on this bot (ALERT_CHANNEL is not set), so there are no sweeps or silences."))
 		metrics.Commands.WithLabelValues(string(verb), "answered").Inc()
 		return
@@ -330,16 +354,56 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 	b.start(ctx, func(ctx context.Context) { b.runSilences(ctx, s) })
 }
 
-// runSilences lists the silences in force, to the asker only.
+// runSilences lists the silences in force, to the asker only: every
+// cluster's, each cluster asked at once within LookupTimeout on a bot
+// serving several (one that cannot be read is named).
 func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
-	list, err := b.opts.Silencer.Silences(ctx)
-	if err != nil {
-		b.log.Error("listing silences failed", "error", err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
-		return
+	var list []Silence
+	var problems []string
+	if !b.multi() {
+		var err error
+		if list, err = b.members[0].Silencer.Silences(ctx); err != nil {
+			b.log.Error("listing silences failed", "error", err)
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
+			return
+		}
+	} else {
+		results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]Silence, error) {
+			if m.Silencer == nil {
+				return nil, nil
+			}
+			return m.Silencer.Silences(ctx)
+		}, func(error) bool { return false })
+		for _, r := range results {
+			switch {
+			case r.unreachable != "":
+				problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, escapeTruncate(r.unreachable, 200)))
+			case r.err != nil:
+				problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 200)))
+			}
+			for _, sil := range r.val {
+				sil.kc = r.m.Name
+				sil.Key = r.m.Name + ": " + sil.Key
+				list = append(list, sil)
+			}
+		}
+	}
+	for i := range list {
+		if list[i].kc == "" {
+			list[i].kc = b.members[0].Name
+		}
 	}
 	now := b.clock()
-	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, silencesText(list, now), b.silencesBlocks(list, s.Channel, now)...); err != nil {
+	text := silencesText(list, now)
+	blocks := b.silencesBlocks(list, s.Channel, now)
+	if len(problems) > 0 {
+		note := "⚠️ I could not read the silences of " + strings.Join(problems, "; ") + "."
+		text = note + "\n" + text
+		if len(blocks) > 0 {
+			blocks = append([]slack.Block{section("kafkabot.silences.unread", note)}, blocks...)
+		}
+	}
+	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
 		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
 	}
 }
@@ -363,23 +427,65 @@ func silencesText(list []Silence, now time.Time) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// runSweep runs /kafka sweep. Only the leader sweeps; Slack delivers a
-// command to any replica, so a follower says so instead.
+// runSweep runs /kafka sweep: every cluster's sweep, at once. Only the
+// leader sweeps; Slack delivers a command to any replica, so a follower
+// says so instead.
 func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
-	err := b.opts.Sweeper.SweepNow(ctx)
-	switch {
-	case errors.Is(err, ErrNotLeader):
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL,
-			"↪️ Slack delivered this command to a replica that does not lead the sweep; the leader sweeps on its schedule. Try again to reach another replica.")
-	case err != nil:
-		b.log.Error("sweep on request failed", "user", s.User, "error", err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ The sweep failed: "+escapeTruncate(err.Error(), 500))
-	default:
-		b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel)
-		where := "the alert channel"
-		if b.opts.Alerts != nil {
-			where = "<#" + b.opts.Alerts.Channel() + ">"
-		}
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "✅ Swept every Kafka pod. New alerts, if any, are in "+where+".")
+	type outcome struct {
+		m   *member
+		err error
 	}
+	var sweepers []*member
+	for _, m := range b.members {
+		if m.Sweeper != nil {
+			sweepers = append(sweepers, m)
+		}
+	}
+	out := make([]outcome, len(sweepers))
+	var wg sync.WaitGroup
+	for i, m := range sweepers {
+		wg.Go(func() { out[i] = outcome{m, m.Sweeper.SweepNow(ctx)} })
+	}
+	wg.Wait()
+	var notLeader, failed, swept []string
+	for _, o := range out {
+		switch {
+		case errors.Is(o.err, ErrNotLeader):
+			notLeader = append(notLeader, "`"+o.m.Name+"`")
+		case o.err != nil:
+			b.log.Error("sweep on request failed", "user", s.User, "cluster", o.m.Name, "error", o.err)
+			failed = append(failed, b.qualified(o.m, escapeTruncate(o.err.Error(), 300)))
+		default:
+			swept = append(swept, "`"+o.m.Name+"`")
+		}
+	}
+	where := "the alert channel"
+	if b.opts.Alerts != nil {
+		where = "<#" + b.opts.Alerts.Channel() + ">"
+	}
+	if !b.multi() {
+		switch {
+		case len(notLeader) > 0:
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL,
+				"↪️ Slack delivered this command to a replica that does not lead the sweep; the leader sweeps on its schedule. Try again to reach another replica.")
+		case len(failed) > 0:
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ The sweep failed: "+failed[0])
+		default:
+			b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel)
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "✅ Swept every Kafka pod. New alerts, if any, are in "+where+".")
+		}
+		return
+	}
+	b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel, "swept", len(swept), "not_leader", len(notLeader), "failed", len(failed))
+	var lines []string
+	if len(swept) > 0 {
+		lines = append(lines, "✅ Swept "+strings.Join(swept, ", ")+". New alerts, if any, are in "+where+".")
+	}
+	if len(notLeader) > 0 {
+		lines = append(lines, "↪️ This replica does not lead the sweep of "+strings.Join(notLeader, ", ")+"; its leader sweeps on its schedule. Try again to reach another replica.")
+	}
+	for _, f := range failed {
+		lines = append(lines, "⚠️ The sweep failed: "+f)
+	}
+	b.tell(ctx, s.Channel, s.User, s.ResponseURL, strings.Join(lines, "\n"))
 }

@@ -3,11 +3,14 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -64,10 +67,8 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 			b.enqueue(ctx, s.User, func(ctx context.Context) { b.runStatus(ctx, s) })
 			return
 		}
-		target := parsed.Pod
-		if parsed.Namespace != "" {
-			target = parsed.Namespace + "/" + parsed.Pod
-		}
+		target := strings.Join(slices.DeleteFunc([]string{parsed.Cluster, parsed.Scope, parsed.Namespace, parsed.Pod},
+			func(s string) bool { return s == "" }), "/")
 		b.ack(ctx, req, ephemeralResponse("🔎 Diagnosing `"+target+"`… the result will be posted in this channel."))
 		b.enqueue(ctx, s.User, func(ctx context.Context) { b.runDiagnose(ctx, s, parsed) })
 	}
@@ -83,9 +84,16 @@ func queueFullText(waiting int, retry time.Duration) string {
 	return fmt.Sprintf("⏳ %d requests are already waiting, as many as I queue (QUEUE_SIZE). Please try again in about %d seconds.", waiting, secs)
 }
 
-// runStatus answers /kafka status.
+// runStatus answers /kafka status: one cluster's pods as before, or, on a
+// bot serving several clusters, a section per cluster, each cluster asked
+// at once within LookupTimeout (an unreachable one is shown as such).
 func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
-	pods, err := b.opts.Cluster.KafkaPods(ctx)
+	if b.multi() {
+		b.runFleetStatus(ctx, s)
+		return
+	}
+	m := b.members[0]
+	pods, err := m.Cluster.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
@@ -93,16 +101,68 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 	}
 	msg := slackview.Pods(pods, b.clock())
 	blocks, fallback := msg.Blocks, msg.Fallback
-	if b.opts.RepairNotice != nil {
-		if notice := b.opts.RepairNotice(); notice != "" && len(blocks) > 0 {
+	if m.RepairNotice != nil {
+		if notice := m.RepairNotice(); notice != "" && len(blocks) > 0 {
 			// Right under the header: whether repairs can run at all.
 			blocks = append(blocks[:1:1], append([]slack.Block{slackview.Section(blockRepairNotice, notice)}, blocks[1:]...)...)
 			fallback = notice + "\n" + fallback
 		}
 	}
+	b.postStatus(ctx, s, blocks, fallback)
+}
+
+// postStatus posts /kafka status's message, or shows it to the asker when
+// the bot cannot post in the channel.
+func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Block, fallback string) {
 	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 	}
+}
+
+// runFleetStatus is /kafka status on a bot serving several clusters.
+func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
+	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
+		return m.Cluster.KafkaPods(ctx)
+	}, func(error) bool { return false })
+	now := b.clock()
+	blocks := []slack.Block{slackview.Header("Kafka pods, by Kubernetes cluster")}
+	// Each cluster gets an equal share of the message's blocks, so a long
+	// list never pushes another cluster (an unreachable one) out.
+	budget := max((slackview.MaxBlocks-1)/len(results), 2)
+	var fallback []string
+	for _, r := range results {
+		var section []slack.Block
+		var text string
+		switch {
+		case r.unreachable != "":
+			text = fmt.Sprintf("⛔ *%s* cannot be reached (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.unreachable, 200))
+			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
+		case r.err != nil:
+			text = fmt.Sprintf("⚠️ *%s*: I could not list the Kafka pods (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.err.Error(), 200))
+			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
+		default:
+			msg := slackview.Pods(r.val, now)
+			text = fmt.Sprintf("☸️ *%s*", escapeMrkdwn(r.m.Name))
+			section = []slack.Block{slack.NewDividerBlock(), slackview.Section("cluster-"+r.m.Name, text)}
+			if r.m.RepairNotice != nil {
+				if notice := r.m.RepairNotice(); notice != "" {
+					section = append(section, slackview.Section(blockRepairNotice+"-"+r.m.Name, notice))
+					text += "\n" + notice
+				}
+			}
+			if len(msg.Blocks) > 1 {
+				section = append(section, msg.Blocks[1:]...) // without its header
+			}
+			text += "\n" + msg.Fallback
+		}
+		if len(section) > budget {
+			section = append(section[:budget-1], slackview.Section("cluster-more-"+r.m.Name,
+				fmt.Sprintf("_… %d more sections of %s left out (Slack's limit on one message's blocks)._", len(section)-budget+1, escapeMrkdwn(r.m.Name))))
+		}
+		blocks = append(blocks, section...)
+		fallback = append(fallback, text)
+	}
+	b.postStatus(ctx, s, capBlocks(blocks), truncateRunes(strings.Join(fallback, "\n"), plainFallbackMaxText))
 }
 
 // postDetails posts a message's details as the first reply in its thread,

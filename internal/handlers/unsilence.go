@@ -32,7 +32,10 @@ const unsilenceDomain = "kafkabot/unsilence/v1\x00"
 // unsilenceGrant is what an End silence button may do: end silence ID
 // (of Key, for the messages), clicked in Channel, before ExpiresAt.
 type unsilenceGrant struct {
-	V         int    `json:"v"`
+	V int `json:"v"`
+	// KC is the Kubernetes cluster whose sweep holds the silence ("": the
+	// only cluster of a single-cluster bot).
+	KC        string `json:"kc,omitempty"`
 	ID        string `json:"id"`
 	Key       string `json:"key"`
 	Channel   string `json:"ch"`
@@ -43,7 +46,7 @@ type unsilenceGrant struct {
 // channel until the silence ends, or nil when signing fails.
 func (b *Bot) endSilenceButton(sil Silence, channel string) *slack.ButtonBlockElement {
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, unsilenceDomain,
-		unsilenceGrant{V: 1, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
+		unsilenceGrant{V: 1, KC: sil.kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
 	if err != nil {
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
@@ -130,11 +133,17 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 	case !b.isApprover(c.User):
 		refuse("not-an-approver", "Only approvers may end a silence. Approvers: "+b.approverList()+". Nothing was changed.")
 		return
-	case b.opts.Silencer == nil:
+	}
+	m, ok := b.memberNamed(g.KC)
+	switch {
+	case !ok:
+		refuse("unknown-cluster", "This End silence button is for a Kubernetes cluster I do not serve. Nothing was changed.")
+		return
+	case m.Silencer == nil:
 		refuse("no-silencer", "Alerts are not enabled on this bot, so there is no silence to end.")
 		return
 	}
-	sil, err := b.opts.Silencer.EndSilence(ctx, g.ID, c.User)
+	sil, err := m.Silencer.EndSilence(ctx, g.ID, c.User)
 	switch {
 	case errors.Is(err, ErrNoSuchSilence):
 		refuse("not-in-force", "This silence is no longer in force (it ended, or someone ended it). Nothing was changed.")
@@ -147,7 +156,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 	b.log.Info("silence decision", "audit", true, "event", "silence.ended", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔔 %s ended the silence of %s (silence %s) at %s: its alerts are posted again from the next sweep.",
-		mention(c.User), inlineCode(cmpOr(sil.Key, g.Key), 300), inlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
+		mention(c.User), inlineCode(b.qualified(m, cmpOr(sil.Key, g.Key)), 300), inlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
 	if c.ThreadTS == "" {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,10 @@ import (
 // binding); a refusal by it names it.
 const PolicyName = "kafka-bot-guard"
 
+// NeverScheduledLabel is the node label Install's pods select: no node
+// carries it, so they stay Pending.
+const NeverScheduledLabel = "kafkabot.io/hostile-target-never-scheduled"
+
 // Names of the objects Install creates for the shapes to aim at.
 const (
 	OperatorPod     = "strimzi-cluster-operator-7d9f8c6b5-x2x4z"
@@ -27,6 +32,8 @@ const (
 	KafkaSecret     = "kafka-users"
 	StateConfigMap  = "kafkabot-alert-state"
 	OtherBrokerName = "kafka-broker-1"
+	// OperatorReplicaSet owns OperatorPod.
+	OperatorReplicaSet = "strimzi-cluster-operator-7d9f8c6b5"
 )
 
 // Cluster is where the shapes run and with whose identity.
@@ -434,7 +441,9 @@ func RefusedByPolicy(err error) bool {
 // c.Namespace an operator pod, a KRaft controller pod, the operator's
 // leader Lease, the Kafka users' Secret and the operator's ServiceAccount;
 // in c.BotNamespace the settings ConfigMap when missing. Objects that
-// already exist are left as they are.
+// already exist are left as they are. Its pods pass Pod Security
+// "restricted" and are never scheduled. Uninstall removes what it created
+// in c.Namespace.
 func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 	ns := c.Namespace
 	ctrl := true
@@ -444,23 +453,52 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 		}
 		return nil
 	}
-	plain := func(name string, labels map[string]string, owner metav1.OwnerReference) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "quay.io/strimzi/operator:0.45.0"}},
-				AutomountServiceAccountToken: ptr.To(false)},
+	// The target pods pass Pod Security "restricted" (so Install works in
+	// a Kafka namespace that enforces it) and are never scheduled (on a
+	// cluster with nodes, no kubelet tries to pull their images).
+	plain := func(name string, labels map[string]string, owner *metav1.OwnerReference) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "main", Image: "quay.io/strimzi/operator:0.45.0",
+					SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false), RunAsNonRoot: ptr.To(true),
+						Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					}}},
+				AutomountServiceAccountToken: ptr.To(false),
+				NodeSelector:                 map[string]string{NeverScheduledLabel: "true"},
+			},
 		}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		return p
 	}
-	operator := plain(OperatorPod, map[string]string{"name": "strimzi-cluster-operator", "strimzi.io/kind": "cluster-operator"},
-		metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "strimzi-cluster-operator-7d9f8c6b5", UID: "0a000000-0000-4000-8000-000000000001", Controller: &ctrl})
+	operatorLabels := map[string]string{"name": "strimzi-cluster-operator", "strimzi.io/kind": "cluster-operator"}
+	operator := plain(OperatorPod, operatorLabels, nil)
 	controller := plain(ControllerPod, map[string]string{"strimzi.io/kind": "Kafka", "strimzi.io/cluster": "my-cluster",
 		"strimzi.io/name": "my-cluster-kafka", "strimzi.io/controller-role": "true", "strimzi.io/broker-role": "false"},
-		metav1.OwnerReference{APIVersion: "core.strimzi.io/v1beta2", Kind: "StrimziPodSet", Name: "my-cluster-controllers", UID: "0a000000-0000-4000-8000-000000000002", Controller: &ctrl})
+		&metav1.OwnerReference{APIVersion: "core.strimzi.io/v1beta2", Kind: "StrimziPodSet", Name: "my-cluster-controllers", UID: "0a000000-0000-4000-8000-000000000002", Controller: &ctrl})
 	for _, p := range []*corev1.Pod{operator, controller} {
 		_, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		if err := create("pod "+p.Name, err); err != nil {
 			return err
 		}
+	}
+	// The operator pod belongs to a ReplicaSet that exists: a cluster's
+	// garbage collector deletes a pod whose owner is absent. Created after
+	// the pod, so its controller adopts the pod instead of making another.
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: OperatorReplicaSet, Namespace: ns, Labels: operatorLabels},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: operatorLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: operatorLabels}, Spec: operator.Spec}},
+	}
+	if _, err := admin.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("hostile: creating ReplicaSet %s: %w", rs.Name, err)
+	}
+	if err := ownOperatorPod(ctx, admin, ns); err != nil {
+		return err
 	}
 	_, err := admin.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: ForeignLease, Namespace: ns},
@@ -486,4 +524,53 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 		Data:       map[string]string{"APPROVERS": "U0APPROVER"},
 	}, metav1.CreateOptions{})
 	return create("ConfigMap "+c.SettingsConfigMap, err)
+}
+
+// ownOperatorPod makes OperatorReplicaSet the operator pod's controller,
+// unless the ReplicaSet controller of a live cluster already adopted it.
+func ownOperatorPod(ctx context.Context, admin kubernetes.Interface, ns string) error {
+	rs, err := admin.AppsV1().ReplicaSets(ns).Get(ctx, OperatorReplicaSet, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("hostile: reading ReplicaSet %s: %w", OperatorReplicaSet, err)
+	}
+	for range 5 {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, OperatorPod, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("hostile: reading pod %s: %w", OperatorPod, err)
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			if ref.UID != rs.UID {
+				return fmt.Errorf("hostile: pod %s is controlled by %s %s, not ReplicaSet %s", OperatorPod, ref.Kind, ref.Name, OperatorReplicaSet)
+			}
+			return nil
+		}
+		p.OwnerReferences = append(p.OwnerReferences, *metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet")))
+		_, err = admin.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("hostile: making ReplicaSet %s own pod %s: %w", OperatorReplicaSet, OperatorPod, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("hostile: pod %s kept changing while it was given its owner", OperatorPod)
+}
+
+// Uninstall deletes, as an admin, what Install created in c.Namespace (the
+// bot's settings ConfigMap stays). Objects already gone are not an error.
+func Uninstall(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
+	var errs []error
+	gone := func(what string, err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("hostile: deleting %s: %w", what, err))
+		}
+	}
+	gone("ReplicaSet "+OperatorReplicaSet, admin.AppsV1().ReplicaSets(c.Namespace).Delete(ctx, OperatorReplicaSet, metav1.DeleteOptions{}))
+	for _, p := range []string{OperatorPod, ControllerPod} {
+		gone("pod "+p, admin.CoreV1().Pods(c.Namespace).Delete(ctx, p, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	}
+	gone("Lease "+ForeignLease, admin.CoordinationV1().Leases(c.Namespace).Delete(ctx, ForeignLease, metav1.DeleteOptions{}))
+	gone("Secret "+KafkaSecret, admin.CoreV1().Secrets(c.Namespace).Delete(ctx, KafkaSecret, metav1.DeleteOptions{}))
+	gone("ServiceAccount strimzi-cluster-operator", admin.CoreV1().ServiceAccounts(c.Namespace).Delete(ctx, "strimzi-cluster-operator", metav1.DeleteOptions{}))
+	return errors.Join(errs...)
 }

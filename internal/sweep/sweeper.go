@@ -23,6 +23,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
@@ -111,6 +112,11 @@ type Options struct {
 	// alert. Without it this replica always does.
 	LeaderElection bool
 	LeaseName      string
+	// LeaseClient holds the leader Lease (in StateNamespace); nil means
+	// Client's cluster. A bot serving several clusters keeps every
+	// cluster's leader Lease in its home cluster (internal/serve), so
+	// leadership belongs to the bot deployment, not to a target cluster.
+	LeaseClient coordinationv1client.CoordinationV1Interface
 	// Identity names this replica in the Lease; empty means the host name.
 	Identity string
 	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election.
@@ -262,10 +268,14 @@ func (s *Sweeper) Run(ctx context.Context) error {
 // campaign runs one leader election: it waits for the Lease, leads while it
 // holds it, and returns when it lost it or ctx ended.
 func (s *Sweeper) campaign(ctx context.Context) error {
+	leases := s.opts.LeaseClient
+	if leases == nil {
+		leases = s.opts.Client.Clientset().CoordinationV1()
+	}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: s.opts.StateNamespace, Name: s.opts.LeaseName},
-			Client:     s.opts.Client.Clientset().CoordinationV1(),
+			Client:     leases,
 			LockConfig: resourcelock.ResourceLockConfig{Identity: s.opts.Identity},
 		},
 		LeaseDuration:   s.opts.LeaseDuration,

@@ -17,6 +17,13 @@
 //
 // The control plane starts on the first Start call, so a package whose tests
 // are all filtered out by -run never starts one.
+//
+// Tests of a bot serving several clusters take a second, independent
+// control plane from StartSecond (started on first use too), and stand-ins
+// for clusters that cannot be reached from StartHanging (an API server
+// that never answers) and StartRefuser (connections refused). Kubeconfig
+// turns any of their configurations into the file a CLUSTERS_FILE entry
+// names. New starts a control plane outside `go test` (cmd/benchreport).
 package testenv
 
 import (
@@ -34,6 +41,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -62,14 +70,25 @@ type Env struct {
 	names   map[string]int
 }
 
-// shared is the package-wide control plane that Main owns.
-var shared struct {
-	mu      sync.Mutex
-	inMain  bool
+// slot is one package-wide control plane that Main owns, started on
+// first use.
+type slot struct {
 	started bool
 	env     *Env
 	err     error
 }
+
+// shared holds the package's control planes: first is Start's, second is
+// StartSecond's (a test package of one cluster never starts it).
+var shared struct {
+	mu            sync.Mutex
+	inMain        bool
+	first, second slot
+}
+
+// startMu serializes starting control planes, so that each one's reaper
+// is given exactly the processes that start started (see startEnv).
+var startMu sync.Mutex
 
 // Main runs a test package's tests and then stops the control plane if any
 // test started it. Call it from TestMain and pass its result to os.Exit.
@@ -82,14 +101,17 @@ func Main(m *testing.M) int {
 
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if shared.env != nil {
-		if err := shared.env.stop(); err != nil {
+	for _, s := range []*slot{&shared.second, &shared.first} {
+		if s.env == nil {
+			continue
+		}
+		if err := s.env.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "testenv: stopping the control plane: %v\n", err)
 			if code == 0 {
 				code = 1
 			}
 		}
-		shared.env = nil
+		s.env = nil
 	}
 	return code
 }
@@ -99,25 +121,52 @@ func Main(m *testing.M) int {
 // skips it when KAFKABOT_SKIP_APISERVER=1 outside CI.
 func Start(t testing.TB) *Env {
 	t.Helper()
+	return startShared(t, &shared.first, "testenv.Start")
+}
+
+// StartSecond returns the package's second control plane: its own etcd and
+// kube-apiserver with deploy/'s RBAC installed, independent of Start's
+// (nothing written on one is seen on the other), for tests of a bot that
+// serves two clusters. It starts on first use, so only packages with such
+// tests pay for it, and Main stops it with the first.
+func StartSecond(t testing.TB) *Env {
+	t.Helper()
+	return startShared(t, &shared.second, "testenv.StartSecond")
+}
+
+func startShared(t testing.TB, s *slot, caller string) *Env {
+	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if !shared.inMain {
-		t.Fatal("testenv.Start needs the package's TestMain to call testenv.Main, which stops the control plane after the tests")
+		t.Fatal(caller + " needs the package's TestMain to call testenv.Main, which stops the control plane after the tests")
 	}
-	if !shared.started {
-		shared.started = true
-		shared.env, shared.err = startEnv()
+	if !s.started {
+		s.started = true
+		s.env, s.err = startEnv()
 	}
-	if shared.err != nil {
-		if errors.Is(shared.err, errMissingBinaries) && skipAllowed() {
-			t.Skipf("skipping real-apiserver test (%s=1): %v", EnvSkip, shared.err)
+	if s.err != nil {
+		if errors.Is(s.err, errMissingBinaries) && skipAllowed() {
+			t.Skipf("skipping real-apiserver test (%s=1): %v", EnvSkip, s.err)
 		}
-		t.Fatalf("starting the test control plane: %v", shared.err)
+		t.Fatalf("starting the test control plane: %v", s.err)
 	}
-	return shared.env
+	return s.env
 }
 
+// New starts a control plane of its own outside `go test` (cmd/benchreport
+// uses it): the caller must call Stop, also on failure. The reaper still
+// kills its processes if the calling process dies first.
+func New() (*Env, error) { return startEnv() }
+
 func startEnv() (*Env, error) {
+	// The reaper finds the control plane's processes among this process's
+	// children: those that were not there before this start are this
+	// control plane's. Starts are serialized so that two control planes
+	// starting at once do not take each other's processes.
+	startMu.Lock()
+	defer startMu.Unlock()
+	earlier, _ := controlPlaneGroups(os.Getpid())
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -146,23 +195,25 @@ func startEnv() (*Env, error) {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	e := &Env{Config: cfg, AssetsDir: assets, Manifests: manifests, env: te}
-	e.reaper = startReaper()
+	e.reaper = startReaper(earlier)
 
 	if e.Clientset, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, errors.Join(fmt.Errorf("creating admin clientset: %w", err), e.stop())
+		return nil, errors.Join(fmt.Errorf("creating admin clientset: %w", err), e.Stop())
 	}
 	if e.applier, err = NewApplier(cfg); err != nil {
-		return nil, errors.Join(err, e.stop())
+		return nil, errors.Join(err, e.Stop())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := e.applier.Apply(ctx, manifests.Shared...); err != nil {
-		return nil, errors.Join(fmt.Errorf("installing deploy/: %w", err), e.stop())
+		return nil, errors.Join(fmt.Errorf("installing deploy/: %w", err), e.Stop())
 	}
 	return e, nil
 }
 
-func (e *Env) stop() error {
+// Stop stops kube-apiserver and etcd. Main calls it for the package's
+// control planes; only a caller of New calls it itself.
+func (e *Env) Stop() error {
 	err := e.env.Stop()
 	if err != nil {
 		// Let the reaper kill whatever Stop could not.
@@ -241,6 +292,38 @@ func (e *Env) KafkaNamespace(t testing.TB, name string, labels map[string]string
 	}
 	e.waitForAccess(t, e.BotConfig(), name)
 	return name
+}
+
+// InstallKafkaNamespace is KafkaNamespace for callers outside a test
+// (cmd/benchreport): it creates namespace name, exactly so named, installs
+// deploy/'s per-Kafka-namespace Role and RoleBinding in it and returns
+// once the bot may read pods there.
+func (e *Env) InstallKafkaNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := e.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	if err := e.applier.Apply(ctx, e.Manifests.ForKafkaNamespace(name)...); err != nil {
+		return fmt.Errorf("installing the bot's RBAC in %s: %w", name, err)
+	}
+	bot, err := kubernetes.NewForConfig(e.BotConfig())
+	if err != nil {
+		return err
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: name, Resource: "pods", Verb: "get"},
+	}}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return got.Status.Allowed, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the bot's RoleBinding in %s to take effect: %w", name, err)
+	}
+	return nil
 }
 
 // InstallBot installs the bot's identity as an installer who chose

@@ -21,6 +21,8 @@ import (
 type reaper struct {
 	cmd  *exec.Cmd
 	pipe *os.File
+	// groups are the process groups it kills.
+	groups []int
 }
 
 // reaperScript kills the process groups given as arguments once stdin
@@ -30,10 +32,13 @@ const reaperScript = `read _ ; for g in "$@"; do kill -TERM "-$g" 2>/dev/null; d
 	`sleep 3; for g in "$@"; do kill -KILL "-$g" 2>/dev/null; done; exit 0`
 
 // startReaper arms a reaper for the control-plane processes this process
-// has started. It returns nil (and reports why on stderr) if it cannot:
-// the normal Stop path does not depend on it.
-func startReaper() *reaper {
+// has started, except the process groups in earlier (another control
+// plane's, which has its own reaper: firing this one must not stop it). It
+// returns nil (and reports why on stderr) if it cannot: the normal Stop
+// path does not depend on it.
+func startReaper(earlier []int) *reaper {
 	groups, err := controlPlaneGroups(os.Getpid())
+	groups = slices.DeleteFunc(groups, func(g int) bool { return slices.Contains(earlier, g) })
 	if err != nil || len(groups) == 0 {
 		fmt.Fprintf(os.Stderr, "testenv: no reaper for the control plane (found %d processes): %v\n", len(groups), err)
 		return nil
@@ -57,7 +62,7 @@ func startReaper() *reaper {
 		return nil
 	}
 	r.Close() // the child holds its own copy
-	return &reaper{cmd: cmd, pipe: w}
+	return &reaper{cmd: cmd, pipe: w, groups: groups}
 }
 
 // disarm stops the reaper without letting it act: the control plane was

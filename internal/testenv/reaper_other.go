@@ -3,9 +3,11 @@
 package testenv
 
 // reaper is a no-op off Linux: the control plane is stopped by Main only.
-type reaper struct{}
+type reaper struct{ groups []int }
 
-func startReaper() *reaper { return nil }
+func startReaper([]int) *reaper { return nil }
+
+func controlPlaneGroups(int) ([]int, error) { return nil, nil }
 
 func (r *reaper) disarm() {}
 

@@ -1,0 +1,150 @@
+package fleet
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []Spec
+		// err, when set, must appear in the error (entry and field).
+		err string
+	}{
+		{
+			name: "yaml, every field",
+			in: `clusters:
+  - name: prod-eu
+    kubeconfig: /etc/kafkabot/clusters/prod-eu/kubeconfig
+    context: eu
+    kafkaNamespaces: [kafka, kafka-2]
+    approvalChannels: [C0PRODEU]
+  - name: staging
+`,
+			want: []Spec{
+				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", Context: "eu",
+					KafkaNamespaces: []string{"kafka", "kafka-2"}, ApprovalChannels: []string{"C0PRODEU"}},
+				{Name: "staging"},
+			},
+		},
+		{
+			name: "json",
+			in:   `{"clusters":[{"name":"a","kafkaNamespaces":["kafka"]},{"name":"b"}]}`,
+			want: []Spec{{Name: "a", KafkaNamespaces: []string{"kafka"}}, {Name: "b"}},
+		},
+		{name: "unknown field names it", in: "clusters:\n  - name: a\n    kubeConfig: /x\n", err: "kubeConfig"},
+		{name: "unknown top-level field", in: "clusters: []\nextra: 1\n", err: "extra"},
+		{name: "empty list", in: "clusters: []\n", err: "no clusters"},
+		{name: "no name", in: "clusters:\n  - kubeconfig: /x\n", err: "clusters[0] (): name: empty"},
+		{name: "upper case name", in: "clusters:\n  - name: Prod\n", err: "clusters[0] (Prod): name"},
+		{name: "name with a slash", in: "clusters:\n  - name: a/b\n", err: "clusters[0] (a/b): name"},
+		{name: "name too long", in: "clusters:\n  - name: " + strings.Repeat("a", 64) + "\n", err: "at most 63"},
+		{name: "duplicate name", in: "clusters:\n  - name: a\n  - name: b\n  - name: a\n", err: "clusters[2] (a): name: duplicate of clusters[0]"},
+		{name: "bad namespace", in: "clusters:\n  - name: a\n    kafkaNamespaces: [Kafka]\n", err: "clusters[0] (a): kafkaNamespaces"},
+		{name: "DM as approval channel", in: "clusters:\n  - name: a\n    approvalChannels: [D0DM]\n", err: "clusters[0] (a): approvalChannels"},
+		{name: "context without kubeconfig", in: "clusters:\n  - name: a\n    context: x\n", err: "clusters[0] (a): context"},
+		{name: "not yaml", in: "clusters: [", err: "invalid clusters file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrInvalid) {
+					t.Fatalf("Parse = %v, %v; want an ErrInvalid containing %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Parse = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadFileChecksKubeconfigs(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(good, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(body string) string {
+		p := filepath.Join(dir, "clusters.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, body, err string
+	}{
+		{"readable", "clusters:\n  - name: a\n    kubeconfig: " + good + "\n  - name: b\n", ""},
+		{"missing file", "clusters:\n  - name: a\n    kubeconfig: " + good + "\n  - name: b\n    kubeconfig: " + filepath.Join(dir, "nope") + "\n", "clusters[1] (b): kubeconfig"},
+		{"empty file", "clusters:\n  - name: a\n    kubeconfig: " + empty + "\n", "clusters[0] (a): kubeconfig"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			specs, err := LoadFile(write(tt.body))
+			if tt.err == "" {
+				if err != nil || len(specs) != 2 {
+					t.Fatalf("LoadFile = %v, %v", specs, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "CLUSTERS_FILE") {
+				t.Fatalf("LoadFile error = %v, want one naming CLUSTERS_FILE and %q", err, tt.err)
+			}
+		})
+	}
+	if _, err := LoadFile(filepath.Join(dir, "absent.yaml")); err == nil || !strings.Contains(err.Error(), "CLUSTERS_FILE") {
+		t.Fatalf("an absent file: %v", err)
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := &Breaker{Period: 30 * time.Second, Now: func() time.Time { return now }}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		act     func()
+		allow   bool
+	}{
+		{name: "closed lets calls through", allow: true},
+		{name: "still closed", allow: true},
+		{name: "a failure opens it", act: func() { b.Failure("timeout") }, allow: false},
+		{name: "open within the period", advance: 29 * time.Second, allow: false},
+		{name: "the period over: one probe", advance: time.Second, allow: true},
+		{name: "while the probe runs, others are refused", allow: false},
+		{name: "a failed probe opens it again", act: func() { b.Failure("refused") }, allow: false},
+		{name: "next probe", advance: 30 * time.Second, allow: true},
+		{name: "a successful probe closes it", act: b.Success, allow: true},
+		{name: "closed again", allow: true},
+	}
+	for _, s := range steps {
+		now = now.Add(s.advance)
+		if s.act != nil {
+			s.act()
+		}
+		ok, reason := b.Allow()
+		if ok != s.allow {
+			t.Fatalf("%s: Allow = %v (%q), want %v", s.name, ok, reason, s.allow)
+		}
+		if !ok && reason == "" {
+			t.Fatalf("%s: refused without a reason", s.name)
+		}
+	}
+}

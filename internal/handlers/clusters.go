@@ -1,0 +1,240 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
+)
+
+// ClusterOptions are what the bot needs of one Kubernetes cluster it
+// serves. A bot serving one cluster may set the same fields directly in
+// Options (Cluster, Repairer, ...) instead: New turns them into the one
+// entry, named Options.ClusterName.
+type ClusterOptions struct {
+	// Name names the cluster in commands (`NAME/namespace/pod`), message
+	// headers and the tokens of every button; unique. It may be empty only
+	// when it is the bot's one cluster.
+	Name string
+	// Cluster reads the cluster (required). For a bot serving several
+	// clusters, a ResolvePod error wrapping ErrNoSuchPod means the cluster
+	// answered that it has no such Kafka pod, and one wrapping
+	// ErrAmbiguousPod that it has several; any other error means the
+	// cluster could not be checked.
+	Cluster Cluster
+	// Repairer runs this cluster's approved repairs (nil: cannot execute).
+	Repairer Repairer
+	// Resumer finishes this cluster's interrupted repairs when Run starts.
+	Resumer Resumer
+	// RepairNotice, when set, returns the line /kafka status shows for this
+	// cluster when its repairs are disabled or unguarded.
+	RepairNotice func() string
+	// Decisions records clicks on this cluster's approvals, in this
+	// cluster (nil: in memory, one replica only).
+	Decisions Decisions
+	// Escalations reads and clears this cluster's escalation records.
+	Escalations Escalations
+	// Silencer and Sweeper are this cluster's health sweep, when alerts
+	// are on.
+	Silencer Silencer
+	Sweeper  SweepTrigger
+	// ApprovalChannels are channels where this cluster's repairs may be
+	// approved besides Options.ApprovalChannels and the alert channel.
+	ApprovalChannels []string
+}
+
+// Errors a multi-cluster Cluster's ResolvePod wraps to say the cluster
+// answered (see ClusterOptions.Cluster).
+var (
+	ErrNoSuchPod    = errors.New("no such Kafka pod in this cluster")
+	ErrAmbiguousPod = errors.New("several Kafka pods match in this cluster")
+)
+
+// Defaults of the multi-cluster lookups.
+const (
+	// DefaultLookupTimeout bounds each cluster's part of /kafka status and
+	// of a short-name search over several clusters.
+	DefaultLookupTimeout = 10 * time.Second
+)
+
+// member is one served cluster, as the bot uses it.
+type member struct {
+	ClusterOptions
+	decisions        Decisions
+	approvalChannels map[string]bool
+	breaker          *fleet.Breaker
+}
+
+// label is the cluster's name for messages ("" for an unnamed only cluster).
+func (m *member) label() string { return m.Name }
+
+// setupClusters builds b.members from opts (the list, or the single-cluster
+// shorthand) and checks them.
+func (b *Bot) setupClusters(opts *Options) error {
+	list := opts.Clusters
+	if len(list) == 0 {
+		if opts.Cluster == nil {
+			return errors.New("handlers: no Cluster")
+		}
+		list = []ClusterOptions{{
+			Name: opts.ClusterName, Cluster: opts.Cluster, Repairer: opts.Repairer, Resumer: opts.Resumer,
+			RepairNotice: opts.RepairNotice, Decisions: opts.Decisions, Escalations: opts.Escalations,
+			Silencer: opts.Silencer, Sweeper: opts.Sweeper,
+		}}
+	} else if opts.Cluster != nil || opts.Repairer != nil || opts.Resumer != nil || opts.RepairNotice != nil ||
+		opts.Decisions != nil || opts.Escalations != nil || opts.Silencer != nil || opts.Sweeper != nil {
+		return errors.New("handlers: set either Clusters or the single-cluster fields (Cluster, Repairer, ...), not both")
+	}
+	b.byName = map[string]*member{}
+	for i, c := range list {
+		switch {
+		case c.Cluster == nil:
+			return fmt.Errorf("handlers: cluster %d (%s) has no Cluster", i, c.Name)
+		case len(list) > 1 && fleet.ValidName(c.Name) != nil:
+			return fmt.Errorf("handlers: cluster %d: name %q: %v", i, c.Name, fleet.ValidName(c.Name))
+		}
+		if _, dup := b.byName[c.Name]; dup {
+			return fmt.Errorf("handlers: cluster %q is listed twice", c.Name)
+		}
+		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{},
+			breaker: &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}}
+		if m.decisions == nil {
+			m.decisions = newMemoryDecisions()
+		}
+		for _, ch := range opts.ApprovalChannels {
+			m.approvalChannels[ch] = true
+		}
+		for _, ch := range c.ApprovalChannels {
+			m.approvalChannels[ch] = true
+		}
+		if opts.Alerts != nil && opts.Alerts.channel != "" {
+			m.approvalChannels[opts.Alerts.channel] = true
+		}
+		b.members = append(b.members, m)
+		b.byName[c.Name] = m
+	}
+	return nil
+}
+
+// multi reports whether the bot serves several clusters.
+func (b *Bot) multi() bool { return len(b.members) > 1 }
+
+// memberNamed returns the cluster a token or record names. A name the bot
+// does not serve is refused. An empty name (a token signed before issue
+// 15, or by a bot without a cluster name) means the only cluster of a
+// single-cluster bot, and is refused by a bot serving several: it cannot
+// say which cluster it was meant for.
+func (b *Bot) memberNamed(name string) (*member, bool) {
+	if m, ok := b.byName[name]; ok {
+		return m, true
+	}
+	if name == "" && len(b.members) == 1 {
+		return b.members[0], true
+	}
+	return nil, false
+}
+
+// clusterNames lists the served clusters' names, for messages.
+func (b *Bot) clusterNames() string {
+	names := make([]string, len(b.members))
+	for i, m := range b.members {
+		names[i] = "`" + m.Name + "`"
+	}
+	return strings.Join(names, ", ")
+}
+
+// callResult is one cluster's answer to a concurrent call.
+type callResult[T any] struct {
+	m   *member
+	val T
+	err error
+	// unreachable is set when the cluster was not asked (its breaker is
+	// open) or did not answer in time; it says why, shortly.
+	unreachable string
+}
+
+// eachCluster calls fn on every cluster at once, each with its own
+// timeout, skipping clusters whose breaker is open, and returns the
+// results in cluster order. It returns after at most the timeout (plus
+// scheduling), whatever the clusters do. answered says whether an error
+// still means the cluster answered (it then counts as reachable).
+func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
+	out := make([]callResult[T], len(b.members))
+	done := make(chan int, len(b.members))
+	for i, m := range b.members {
+		out[i].m = m
+		ok, reason := m.breaker.Allow()
+		if !ok {
+			out[i].unreachable = reason
+			done <- i
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, b.opts.LookupTimeout)
+		res := make(chan callResult[T], 1)
+		go func() {
+			v, err := fn(cctx, m)
+			res <- callResult[T]{m: m, val: v, err: err}
+		}()
+		go func() {
+			defer cancel()
+			select {
+			case r := <-res:
+				out[i] = r
+				switch {
+				case r.err == nil || answered(r.err):
+					m.breaker.Success()
+				case ctx.Err() != nil: // the caller gave up: not the cluster's fault
+				default:
+					m.breaker.Failure(shortReason(r.err))
+					out[i].unreachable = shortReason(r.err)
+				}
+			case <-cctx.Done():
+				if ctx.Err() == nil {
+					reason := fmt.Sprintf("no answer within %s", b.opts.LookupTimeout)
+					m.breaker.Failure(reason)
+					out[i].unreachable = reason
+				} else {
+					out[i].unreachable = "the request was cancelled"
+				}
+			}
+			done <- i
+		}()
+	}
+	for range b.members {
+		<-done
+	}
+	return out
+}
+
+// shortReason is an error's first line, shortened, for "cannot be reached (…)".
+func shortReason(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return truncateRunes(s, 160)
+}
+
+// commandCluster returns the cluster a command names explicitly (its
+// Cluster, or a Scope that is a cluster name) and the namespace it names,
+// or nil when it names none (a search over every cluster). A Scope that is
+// both a cluster name and a namespace is taken as the cluster.
+func (b *Bot) commandCluster(cmd Command) (*member, string, error) {
+	if cmd.Cluster != "" {
+		m, ok := b.byName[cmd.Cluster]
+		if !ok {
+			return nil, "", usageErrorf("I serve no cluster named %s; clusters: %s", quoteFragment(cmd.Cluster), b.clusterNames())
+		}
+		return m, cmd.Namespace, nil
+	}
+	if cmd.Scope != "" {
+		if m, ok := b.byName[cmd.Scope]; ok {
+			return m, cmd.Namespace, nil
+		}
+		if cmd.Namespace != "" {
+			return nil, "", usageErrorf("the namespace is given twice")
+		}
+		return nil, cmd.Scope, nil
+	}
+	return nil, cmd.Namespace, nil
+}

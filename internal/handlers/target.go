@@ -1,0 +1,134 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+)
+
+// target is the pod a diagnose command resolved to, in its cluster.
+type target struct {
+	m      *member
+	status diagnose.Snapshot
+	read   func(context.Context) (diagnose.Snapshot, error)
+	// unchecked lists the clusters a short-name search could not check
+	// (name and reason), told to the requester beside the answer.
+	unchecked []string
+}
+
+// answeredLookup reports whether a ResolvePod error still means the cluster
+// answered (no such pod, or several).
+func answeredLookup(err error) bool {
+	return errors.Is(err, ErrNoSuchPod) || errors.Is(err, ErrAmbiguousPod)
+}
+
+// resolveTarget finds the pod cmd names. A command naming its cluster
+// (`CLUSTER/NAMESPACE/POD`, or `CLUSTER/POD` when the first segment is a
+// cluster's name) asks that cluster only and never waits on another. A
+// bot serving one cluster asks it as before. Otherwise every reachable
+// cluster is asked at once, each within LookupTimeout: one match is the
+// target; several get a reply listing each as cluster/namespace/pod, with
+// no buttons (never a guess); none says so and names the clusters that
+// could not be checked. It returns false when it has answered s itself.
+func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (target, bool) {
+	m, ns, err := b.commandCluster(cmd)
+	if err != nil {
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+err.Error())
+		return target{}, false
+	}
+	if m == nil && !b.multi() {
+		m = b.members[0]
+	}
+	if m != nil {
+		status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+		if err != nil {
+			if b.multi() {
+				if !answeredLookup(err) && ctx.Err() == nil {
+					m.breaker.Failure(shortReason(err))
+				}
+				err = fmt.Errorf("cluster %s: %w", m.Name, err)
+			}
+			b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "cluster", m.Name,
+				"namespace", ns, "pod", cmd.Pod, "error", err)
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+escapeTruncate(err.Error(), 1500))
+			return target{}, false
+		}
+		if b.multi() {
+			m.breaker.Success()
+		}
+		return target{m: m, status: status, read: read}, true
+	}
+
+	type lookup struct {
+		status diagnose.Snapshot
+		read   func(context.Context) (diagnose.Snapshot, error)
+	}
+	results := eachCluster(ctx, b, func(ctx context.Context, m *member) (lookup, error) {
+		status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+		return lookup{status, read}, err
+	}, answeredLookup)
+	var matches, ambiguous, unchecked, checked []string
+	var hit *callResult[lookup]
+	for i := range results {
+		r := &results[i]
+		switch {
+		case r.unreachable != "":
+			unchecked = append(unchecked, fmt.Sprintf("`%s` (%s)", r.m.Name, r.unreachable))
+		case r.err == nil:
+			hit = r
+			checked = append(checked, "`"+r.m.Name+"`")
+			matches = append(matches, r.m.Name+"/"+r.val.status.Namespace+"/"+r.val.status.Pod)
+		case errors.Is(r.err, ErrAmbiguousPod):
+			checked = append(checked, "`"+r.m.Name+"`")
+			ambiguous = append(ambiguous, fmt.Sprintf("in `%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 600)))
+		default: // no such pod there
+			checked = append(checked, "`"+r.m.Name+"`")
+		}
+	}
+	what := cmd.Pod
+	if ns != "" {
+		what = ns + "/" + cmd.Pod
+	}
+	uncheckedNote := ""
+	if len(unchecked) > 0 {
+		uncheckedNote = "\nI could not check " + strings.Join(unchecked, ", ") + "."
+	}
+	switch {
+	case len(matches) == 1 && len(ambiguous) == 0:
+		return target{m: hit.m, status: hit.val.status, read: hit.val.read, unchecked: unchecked}, true
+	case len(matches)+len(ambiguous) > 0:
+		slices.Sort(matches)
+		var lines []string
+		for _, mt := range matches {
+			lines = append(lines, "• `"+mt+"`")
+		}
+		for _, a := range ambiguous {
+			lines = append(lines, "• "+a)
+		}
+		b.log.Info("pod name matches in several clusters", "audit", true, "user", s.User, "channel", s.Channel,
+			"pod", cmd.Pod, "namespace", ns, "matches", strings.Join(matches, ","), "ambiguous_in", len(ambiguous))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf(
+			"❓ %s matches Kafka pods in more than one place. Which one? Ask again with the full name, like `/kafka diagnose %s`:\n%s%s",
+			inlineCode(what, 300), firstOr(matches, "CLUSTER/NAMESPACE/POD"), strings.Join(lines, "\n"), uncheckedNote))
+		return target{}, false
+	}
+	b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "namespace", ns, "pod", cmd.Pod,
+		"error", "not found in any cluster", "unchecked", len(unchecked))
+	text := fmt.Sprintf("⚠️ I found no Kafka pod %s in any cluster I could check", inlineCode(what, 300))
+	if len(checked) > 0 {
+		text += " (" + strings.Join(checked, ", ") + ")"
+	}
+	b.tell(ctx, s.Channel, s.User, s.ResponseURL, text+"."+uncheckedNote)
+	return target{}, false
+}
+
+func firstOr(list []string, def string) string {
+	if len(list) > 0 {
+		return list[0]
+	}
+	return def
+}

@@ -1,0 +1,216 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
+)
+
+// stayUpMarker and its companions are the broker stand-in's StayUpMarker
+// control (test/realnode/cmd/broker-standin).
+const (
+	stayUpMarker = "kafkabot-test-stay-up"
+	// stayUpFor is how long the stand-in runs: long enough for the debug
+	// pod to be scheduled and started after the uncordon (a few seconds)
+	// while the broker still runs.
+	stayUpFor = 25 * time.Second
+)
+
+// TestBrokerRestartsInTheRepairWindow: the broker restarts by itself
+// between the approval and the move (its back-off expired and, this time,
+// it runs and becomes Ready for a while before it hits the divergence
+// again). The interlock must hold: the bot gives the debug pod its go only
+// once it has seen Kafka stopped again with the same pod UID, so the
+// metadata log is never moved while the broker runs.
+//
+// The window is made a state, not a race: the node is cordoned at the
+// approval so the debug pod stays Pending; the stand-in's StayUpMarker makes
+// its next start run for stayUpFor; the node is uncordoned only once that
+// start runs, so the debug pod's script is waiting for its go while Kafka
+// runs. The test then checks that the window was really hit (the restart
+// count rose past the one at the approval, the stand-in took the marker,
+// the bot said it waits for Kafka to stop, and the debug pod had no go
+// annotation while Kafka ran) and, on the real volume, that nothing moved
+// while the stand-in ran: the stand-in watched its metadata log for the
+// whole run and wrote what it saw, and the rename's ctime on the disk is
+// after the stand-in's run ended.
+func TestBrokerRestartsInTheRepairWindow(t *testing.T) {
+	s := newScenario(t, "window", bitnami, "100")
+	s.writeVolumes("100", true)
+	pods := watchPods(t)
+	s.deploy()
+	base := s.waitCrashLoop(1)
+	baseRestarts := kafkaStatus(t, base).RestartCount
+	logDir := filepath.Join(s.volume(0), s.layout.volumes[0].logDir)
+	metaBefore := snapshot(t, filepath.Join(logDir, "__cluster_metadata-0"))
+
+	setUnschedulable(t, true)
+	t.Cleanup(func() { setUnschedulable(t, false) })
+	m := diagnose(t, "diagnose "+kafkaNS+"/"+s.broker)
+	click(t, m, actionApprove, approver)
+	// Every gate passed and the debug pod exists (Pending): the bot waits
+	// for its script to run before it looks at Kafka.
+	waitThread(t, m, "⏳ Give the debug pod its go", 2*time.Minute)
+	var debug []podRecord
+	if err := waitFor(s.ctx(), 30*time.Second, func() (bool, error) {
+		debug = pods.debugPods(s.broker)
+		return len(debug) == 1, nil
+	}); err != nil {
+		t.Fatalf("%d debug pods, want 1", len(debug))
+	}
+
+	// The broker's next start stays up. Written after the gates, so the
+	// approval saw a crash-looping broker whatever the back-off does.
+	writeOwned(t, filepath.Join(logDir, stayUpMarker), strconv.Itoa(int(stayUpFor/time.Second))+"\n")
+	var running *corev1.Pod
+	if err := waitFor(s.ctx(), 3*time.Minute, func() (bool, error) {
+		p, err := s.pod(s.broker)
+		if err != nil {
+			return false, nil
+		}
+		c, ok := kafkaStatusOf(p)
+		if ok && c.State.Running != nil && c.RestartCount > baseRestarts && fileExists(filepath.Join(logDir, stayUpMarker+".taken")) {
+			running = p
+			return true, nil
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("the broker did not restart into its stay-up run: %v", err)
+	}
+	if running.UID != base.UID {
+		t.Fatalf("the broker pod was recreated (UID %s, was %s): the window is a container restart", running.UID, base.UID)
+	}
+	runningRestarts := kafkaStatus(t, running).RestartCount
+	t.Logf("the broker restarted by itself: restart count %d (was %d at the approval), running", runningRestarts, baseRestarts)
+
+	// Let the debug pod run: its script waits for the go while Kafka runs.
+	setUnschedulable(t, false)
+	th := waitThread(t, m, "is running again", stayUpFor)
+	if !strings.Contains(strings.Join(th, "\n"), "restart "+strconv.Itoa(int(runningRestarts))) {
+		t.Errorf("the interlock's wait does not name restart %d:\n%s", runningRestarts, strings.Join(th, "\n---\n"))
+	}
+	// While Kafka runs: no go on the debug pod, nothing moved.
+	dbg, err := s.pod(debug[0].pod.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := dbg.Annotations[recovery.AnnotationGo]; v != "" {
+		t.Errorf("the debug pod has its go (%q) while Kafka runs", v)
+	}
+	if now, err := s.pod(s.broker); err != nil || kafkaStatus(t, now).State.Running == nil || kafkaStatus(t, now).RestartCount != runningRestarts {
+		t.Fatalf("the broker stopped before the test could look (%v): raise stayUpFor", err)
+	}
+	if got := snapshot(t, filepath.Join(logDir, "__cluster_metadata-0")); got != metaBefore {
+		t.Errorf("the metadata log changed while Kafka runs:\nbefore:\n%s\nnow:\n%s", metaBefore, got)
+	}
+
+	th, summary, _ := waitOutcome(t, m, 5*time.Minute)
+	all := strings.Join(th, "\n---\n")
+	if !strings.Contains(summary, "Repair succeeded") {
+		t.Fatalf("the repair did not succeed once Kafka stopped again:\n%s", all)
+	}
+	if strings.Contains(all, "INTERLOCK") {
+		t.Errorf("the bot reports Kafka running during the move:\n%s", all)
+	}
+	// The go names the restart count of the stay-up run (same UID), not
+	// the one seen at the approval.
+	goLine := regexp.MustCompile(`is (?:waiting|terminated)[^\n]*\(restart count (\d+), same pod UID\): go given`).FindStringSubmatch(all)
+	if goLine == nil {
+		t.Errorf("no go line in the thread:\n%s", all)
+	} else if n, _ := strconv.Atoi(goLine[1]); int32(n) < runningRestarts {
+		t.Errorf("the go was given at restart count %d, before the stay-up run (%d)", n, runningRestarts)
+	}
+
+	// The stand-in's own account, from the real volume.
+	report := readReport(t, filepath.Join(logDir, stayUpMarker+".report"))
+	if report["present_throughout"] != "true" {
+		t.Errorf("the stand-in saw its metadata log moved while it ran: %v", report)
+	}
+	ended, err := time.Parse(time.RFC3339Nano, report["ended"])
+	if err != nil {
+		t.Fatalf("the stand-in's report: %v", err)
+	}
+	backup := checkBackup(t, s)
+	moved := filepath.Join(s.volume(0), backup, s.layout.volumes[0].logDir, "__cluster_metadata-0")
+	var st syscall.Stat_t
+	if err := syscall.Stat(moved, &st); err != nil {
+		t.Fatal(err)
+	}
+	// rename(2) sets the moved directory's ctime; nothing touches it after.
+	renamed := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	if !renamed.After(ended) {
+		t.Errorf("the metadata log was renamed at %s, before the stand-in's run ended at %s", renamed.Format(time.RFC3339Nano), ended.Format(time.RFC3339Nano))
+	}
+	t.Logf("stay-up run %s to %s; renamed %s after it ended", report["started"], report["ended"], renamed.Sub(ended).Round(time.Millisecond))
+
+	now, err := s.pod(s.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.UID == base.UID || !kube.PodReady(now) {
+		t.Errorf("%s after the repair: UID %s (was %s), Ready %v", s.broker, now.UID, base.UID, kube.PodReady(now))
+	}
+}
+
+// kafkaStatus is the status of the broker pod's Kafka container.
+func kafkaStatus(t *testing.T, p *corev1.Pod) corev1.ContainerStatus {
+	t.Helper()
+	c, ok := kafkaStatusOf(p)
+	if !ok {
+		t.Fatalf("%s has no Kafka container status", p.Name)
+	}
+	return c
+}
+
+func kafkaStatusOf(p *corev1.Pod) (corev1.ContainerStatus, bool) {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == kube.KafkaContainerName(p) {
+			return c, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
+}
+
+// writeOwned writes a file on a volume as the broker's uid.
+func writeOwned(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(path, kafkaUID, kafkaUID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readReport reads the stand-in's key=value report.
+func readReport(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the stand-in wrote no report of its stay-up run: %v", err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
