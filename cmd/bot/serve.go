@@ -64,12 +64,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	log := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
-	startupLogging(log, cfg)
 
 	clusters, home, err := servedClusters(cfg)
 	if err != nil {
 		return err
 	}
+	startupLogging(log, cfg, clusters)
 	server, err := serve.New(ctx, serve.Options{
 		Settings: cfg, Clusters: clusters, Home: home, Identity: replicaIdentity(), UserAgent: "kafkabot", Logger: log,
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
 // newServeCmd is `bot serve` (also `bot` alone). It is configured by
@@ -35,10 +36,17 @@ Environment variables:
 
 // startupLogging routes client-go's klog output into the bot's logger (one
 // log stream, one format, one redaction) and logs the configuration's
-// startup warnings once, one WARN line each.
-func startupLogging(log *slog.Logger, cfg *config.Config) {
+// startup warnings once, one WARN line each, with those of each
+// CLUSTERS_FILE cluster.
+func startupLogging(log *slog.Logger, cfg *config.Config, clusters []serve.Cluster) {
 	logging.RouteKlog(log)
-	for _, w := range cfg.Warnings() {
+	warnings := cfg.Warnings()
+	if cfg.ClustersFile != "" {
+		for _, c := range clusters {
+			warnings = append(warnings, cfg.ClusterWarnings(c.Name, c.KafkaNamespaces, c.ApprovalChannels)...)
+		}
+	}
+	for _, w := range warnings {
 		log.Warn(w.Message, "setting", w.Setting)
 	}
 }

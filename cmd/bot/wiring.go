@@ -12,17 +12,6 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
-// newKubeClient builds the bot's Kubernetes client from the configuration:
-// KUBECONFIG's loading rules (or the in-cluster config), scoped to
-// KAFKA_NAMESPACES with the configured log limits.
-func newKubeClient(cfg *config.Config, userAgent string) (*kube.Client, error) {
-	rc, err := kube.RESTConfig(cfg.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubeClientFor(cfg, rc, userAgent)
-}
-
 // kubeClientFor builds the bot's client on rc, scoped and limited by cfg.
 func kubeClientFor(cfg *config.Config, rc *rest.Config, userAgent string) (*kube.Client, error) {
 	rc.UserAgent = userAgent

@@ -302,3 +302,82 @@ func TestNewChecksOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterRouting: on a multi-cluster bot each alert goes to the sweep
+// of the cluster its cluster label names, and only there; an alert without
+// the label, or naming a cluster the bot does not serve, is refused and
+// logged (the same namespace and pod exist in both clusters: never a
+// guess). A route may name a cluster's own approval channel only for that
+// cluster's alerts.
+func TestClusterRouting(t *testing.T) {
+	const euChan = "C0EUAPPROVALS"
+	for _, tc := range []struct {
+		name     string
+		target   string
+		alerts   []Alert
+		eu, us   []sweep.ExternalAlert
+		other    int
+		status   int
+		wantPods []string
+	}{
+		{name: "each to its cluster", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "eu"),
+			crashAlert("resolved", "kafka", "broker-0", "cluster", "us")},
+			eu: []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}},
+			us: []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
+			wantPods: []string{"eu/kafka/broker-0", "us/kafka/broker-0"}},
+		{name: "no cluster label is refused", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0"),
+			crashAlert("firing", "kafka", "broker-1", "cluster", "ap")},
+			other: 2, status: http.StatusOK},
+		{name: "a cluster's approval channel for its own alert", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "eu", "slack_channel", euChan)},
+			eu:     []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
+			status: http.StatusOK, wantPods: []string{"eu/kafka/broker-0"}},
+		{name: "another cluster's approval channel is refused", target: "/alertmanager", alerts: []Alert{
+			crashAlert("firing", "kafka", "broker-0", "cluster", "us", "slack_channel", euChan)},
+			status: http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			eu, us := &fakeSink{outcome: sweep.ExternalFiring}, &fakeSink{outcome: sweep.ExternalFiring}
+			rc, err := New(Options{
+				Token: testToken, DefaultChannel: alertChannel, Channels: []string{approvalChan},
+				Clusters: map[string]Cluster{"eu": {Sink: eu, Channels: []string{euChan}}, "us": {Sink: us}},
+				Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := post(rc, tc.target, "Bearer "+testToken, payload(t, tc.alerts...))
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+			}
+			if !reflect.DeepEqual(eu.got, tc.eu) || !reflect.DeepEqual(us.got, tc.us) {
+				t.Errorf("eu got %+v, us got %+v\nwant eu %+v, us %+v", eu.got, us.got, tc.eu, tc.us)
+			}
+			if tc.status != http.StatusOK {
+				return
+			}
+			var sum Summary
+			if err := json.Unmarshal(w.Body.Bytes(), &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.OtherCluster != tc.other || len(sum.Pods) != len(tc.wantPods) {
+				t.Errorf("summary %+v, want %d refused and pods %v", sum, tc.other, tc.wantPods)
+			}
+			for _, p := range tc.wantPods {
+				if _, ok := sum.Pods[p]; !ok {
+					t.Errorf("summary lacks %s: %+v", p, sum.Pods)
+				}
+			}
+			if tc.other > 0 && !strings.Contains(logs.String(), "names no cluster this bot serves") {
+				t.Errorf("no log line for the refused alerts:\n%s", logs.String())
+			}
+		})
+	}
+	if _, err := New(Options{Token: testToken, DefaultChannel: alertChannel, Sink: &fakeSink{},
+		Clusters: map[string]Cluster{"eu": {Sink: &fakeSink{}}}}); err == nil {
+		t.Errorf("New took both Sink and Clusters")
+	}
+}

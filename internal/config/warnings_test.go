@@ -36,7 +36,9 @@ func TestWarnings(t *testing.T) {
 		{"plain http Slack", map[string]string{"SLACK_API_URL": "http://slack-proxy.example:8080/api/"}, []string{"SLACK_API_URL"}, "unencrypted"},
 		{"plain http loopback emulator", map[string]string{"SLACK_API_URL": "http://127.0.0.1:9999/api/"}, nil, ""},
 		{"plain http localhost", map[string]string{"SLACK_API_URL": "http://localhost:9999/api/"}, nil, ""},
-		{"nothing set", map[string]string{"APPROVERS": "", "ALERT_CHANNEL": "", "KAFKA_NAMESPACES": ""}, []string{"APPROVERS", "ALERT_CHANNEL", "APPROVAL_CHANNELS", "KAFKA_NAMESPACES"}, ""},
+		{"nothing set", map[string]string{"APPROVERS": "", "ALERT_CHANNEL": "", "KAFKA_NAMESPACES": ""}, []string{"APPROVERS", "ALERT_CHANNEL", "KAFKA_NAMESPACES", "APPROVAL_CHANNELS"}, ""},
+		// With CLUSTERS_FILE, each cluster's scope is ClusterWarnings'.
+		{"clusters file", map[string]string{"CLUSTERS_FILE": "/etc/kafkabot/clusters.yaml", "ALERT_CHANNEL": "", "KAFKA_NAMESPACES": ""}, []string{"ALERT_CHANNEL"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,5 +72,41 @@ func TestWarnings(t *testing.T) {
 				t.Errorf("warnings %+v; want the first to say %q", ws, tt.message)
 			}
 		})
+	}
+}
+
+// TestClusterWarnings: with CLUSTERS_FILE, a cluster whose effective
+// namespaces or approval channels are empty is named in the warning.
+func TestClusterWarnings(t *testing.T) {
+	tests := []struct {
+		name              string
+		env               Config
+		namespaces, chans []string
+		want              []string
+	}{
+		{"scoped", Config{AlertChannel: "C0A"}, []string{"kafka"}, nil, nil},
+		{"global namespaces apply", Config{AlertChannel: "C0A", KafkaNamespaces: []string{"kafka"}}, nil, nil, nil},
+		{"no namespaces anywhere", Config{AlertChannel: "C0A"}, nil, nil, []string{"cluster east: no kafkaNamespaces in CLUSTERS_FILE and KAFKA_NAMESPACES is empty"}},
+		{"cluster's own approval channel", Config{}, []string{"kafka"}, []string{"C0EAST"}, nil},
+		{"global approval channel", Config{ApprovalChannels: []string{"C0ALL"}}, []string{"kafka"}, nil, nil},
+		{"no approval channel anywhere", Config{}, []string{"kafka"}, nil, []string{"cluster east: no approvalChannels in CLUSTERS_FILE, and APPROVAL_CHANNELS and ALERT_CHANNEL are empty"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, w := range tt.env.ClusterWarnings("east", tt.namespaces, tt.chans) {
+			if w.Setting != "CLUSTERS_FILE" {
+				t.Errorf("%s: setting %s, want CLUSTERS_FILE", tt.name, w.Setting)
+			}
+			got = append(got, w.Message)
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: warnings %q, want %q", tt.name, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], tt.want[i]) {
+				t.Errorf("%s: warning %q, want %q", tt.name, got[i], tt.want[i])
+			}
+		}
 	}
 }
