@@ -294,25 +294,31 @@ current-context: with-ns
 		t.Fatal(err)
 	}
 	t.Setenv("KUBECONFIG", kubeconfig)
-	t.Setenv("KAFKA_NAMESPACES", "")
 
 	tests := []struct {
 		args     []string
 		path     string
 		stderrIn string
+		scope    string // KAFKA_NAMESPACES
 	}{
-		{[]string{"diagnose", "broker-0"}, "/api/v1/namespaces/kafka-ctx/pods", "namespace kafka-ctx is the kubeconfig context with-ns's; -n NAMESPACE or -A looks elsewhere"},
-		{[]string{"diagnose", "broker-0", "-n", "kafka"}, "/api/v1/namespaces/kafka/pods", "not found"},
-		{[]string{"diagnose", "broker-0", "-A"}, "/api/v1/pods", "not found"},
-		{[]string{"diagnose", "broker-0", "--context", "no-ns"}, "/api/v1/pods", "not found"},
-		{[]string{"repair", "broker-0", "--yes"}, "/api/v1/namespaces/kafka-ctx/pods", "namespace kafka-ctx is the kubeconfig context with-ns's"},
-		{[]string{"repair", "broker-0", "--yes", "-n", "kafka"}, "/api/v1/namespaces/kafka/pods", "not found"},
-		{[]string{"escalation", "list"}, "/apis/coordination.k8s.io/v1/namespaces/kafka-ctx/leases", ""},
-		{[]string{"escalation", "list", "-A"}, "/apis/coordination.k8s.io/v1/leases", ""},
-		{[]string{"escalation", "-n", "kafka", "list"}, "/apis/coordination.k8s.io/v1/namespaces/kafka/leases", ""},
+		{[]string{"diagnose", "broker-0"}, "/api/v1/namespaces/kafka-ctx/pods", "namespace kafka-ctx is the kubeconfig context with-ns's; -n NAMESPACE or -A looks elsewhere", ""},
+		{[]string{"diagnose", "broker-0", "-n", "kafka"}, "/api/v1/namespaces/kafka/pods", "not found", ""},
+		{[]string{"diagnose", "broker-0", "-A"}, "/api/v1/pods", "not found", ""},
+		{[]string{"diagnose", "broker-0", "--context", "no-ns"}, "/api/v1/pods", "not found", ""},
+		{[]string{"repair", "broker-0", "--yes"}, "/api/v1/namespaces/kafka-ctx/pods", "namespace kafka-ctx is the kubeconfig context with-ns's", ""},
+		{[]string{"repair", "broker-0", "--yes", "-n", "kafka"}, "/api/v1/namespaces/kafka/pods", "not found", ""},
+		{[]string{"escalation", "list"}, "/apis/coordination.k8s.io/v1/namespaces/kafka-ctx/leases", "", ""},
+		{[]string{"diagnose", "broker-0", "--kubeconfig", kubeconfig, "--context", "with-ns", "-n", "kafka-x"}, "/api/v1/namespaces/kafka-x/pods", "not found", ""},
+		{[]string{"escalation", "list", "-A"}, "/apis/coordination.k8s.io/v1/leases", "", ""},
+		{[]string{"escalation", "-n", "kafka", "list"}, "/apis/coordination.k8s.io/v1/namespaces/kafka/leases", "", ""},
+		// A context namespace outside KAFKA_NAMESPACES is passed over for the whole scope.
+		{[]string{"diagnose", "broker-0"}, "/api/v1/namespaces/kafka/pods", "not found", "kafka"},
+		{[]string{"diagnose", "broker-0"}, "/api/v1/namespaces/kafka-ctx/pods", "context with-ns", "kafka,kafka-ctx"},
+		{[]string{"escalation", "list"}, "/apis/coordination.k8s.io/v1/namespaces/kafka/leases", "", "kafka"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Setenv("KAFKA_NAMESPACES", tt.scope)
 			_, _, stderr := runCLI(t, tt.args...)
 			got := api.take()
 			for _, p := range got {
@@ -336,16 +342,21 @@ func TestResolveNamespace(t *testing.T) {
 	tests := []struct {
 		flags clusterFlags
 		conn  kube.Connection
+		scope []string // KAFKA_NAMESPACES
 		want  target
 	}{
-		{clusterFlags{}, conn, target{namespace: "kafka-ctx", fromContext: "prod"}},
-		{clusterFlags{namespace: "kafka"}, conn, target{namespace: "kafka"}},
-		{clusterFlags{allNamespaces: true}, conn, target{}},
-		{clusterFlags{}, kube.Connection{Context: "dev"}, target{}},
-		{clusterFlags{}, kube.Connection{Source: "in-cluster"}, target{}},
+		{clusterFlags{}, conn, nil, target{namespace: "kafka-ctx", fromContext: "prod"}},
+		{clusterFlags{}, conn, []string{"kafka", "kafka-ctx"}, target{namespace: "kafka-ctx", fromContext: "prod"}},
+		// A context namespace outside KAFKA_NAMESPACES could never match.
+		{clusterFlags{}, kube.Connection{Namespace: "default", Context: "prod"}, []string{"kafka"}, target{}},
+		{clusterFlags{namespace: "kafka"}, conn, nil, target{namespace: "kafka"}},
+		{clusterFlags{namespace: "default"}, conn, []string{"kafka"}, target{namespace: "default"}},
+		{clusterFlags{allNamespaces: true}, conn, nil, target{}},
+		{clusterFlags{}, kube.Connection{Context: "dev"}, nil, target{}},
+		{clusterFlags{}, kube.Connection{Source: "in-cluster"}, nil, target{}},
 	}
 	for _, tt := range tests {
-		if got := tt.flags.resolve(tt.conn); got != tt.want {
+		if got := tt.flags.resolve(tt.conn, tt.scope); got != tt.want {
 			t.Errorf("%+v with %+v: %+v, want %+v", tt.flags, tt.conn, got, tt.want)
 		}
 	}

@@ -45,8 +45,9 @@ findings with the facts they were drawn from. It only reads the cluster.
 
 POD is a pod name or the end of one (broker-0 finds foobar-kafka-broker-0).
 Without -n it looks in the kubeconfig context's namespace when the context
-names one, else in every namespace in KAFKA_NAMESPACES (every one the
-credentials may read when that is empty); -A always looks everywhere.`,
+names one inside KAFKA_NAMESPACES, else in every namespace in
+KAFKA_NAMESPACES (every one the credentials may read when that is empty);
+-A always looks everywhere.`,
 		Example: `  bot diagnose broker-0
   bot diagnose -n kafka foobar-kafka-broker-0 -o json
   bot diagnose --context prod --kubeconfig ~/.kube/prod broker-0`,

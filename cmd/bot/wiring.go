@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
@@ -87,14 +88,17 @@ type target struct {
 
 // resolve applies kubectl's rule: -n, else the kubeconfig context's
 // namespace, else (where kubectl would use "default", which holds no
-// Kafka) every namespace in scope; -A is every namespace in scope.
-func (f *clusterFlags) resolve(conn kube.Connection) target {
+// Kafka) every namespace in scope; -A is every namespace in scope. scope
+// is KAFKA_NAMESPACES: a context namespace outside it (often "default")
+// could never match, so it is passed over for the whole scope; -n outside
+// it is refused by the lookup, as asked.
+func (f *clusterFlags) resolve(conn kube.Connection, scope []string) target {
 	switch {
 	case f.allNamespaces:
 		return target{}
 	case f.namespace != "":
 		return target{namespace: f.namespace}
-	case conn.Namespace != "":
+	case conn.Namespace != "" && (len(scope) == 0 || slices.Contains(scope, conn.Namespace)):
 		return target{namespace: conn.Namespace, fromContext: conn.Context}
 	}
 	return target{}
@@ -129,5 +133,5 @@ func clusterTools(userAgent string, flags *clusterFlags) (*config.Config, *diagn
 	if err != nil {
 		return nil, nil, nil, target{}, err
 	}
-	return cfg, engine, client, flags.resolve(conn), nil
+	return cfg, engine, client, flags.resolve(conn, cfg.KafkaNamespaces), nil
 }
