@@ -78,8 +78,9 @@ type object struct {
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
 	Spec struct {
-		Replicas *int `json:"replicas"`
-		Template struct {
+		Replicas                   *int   `json:"replicas"`
+		UnhealthyPodEvictionPolicy string `json:"unhealthyPodEvictionPolicy"`
+		Template                   struct {
 			Spec struct {
 				AutomountServiceAccountToken *bool `json:"automountServiceAccountToken"`
 				SecurityContext              struct {
@@ -126,6 +127,11 @@ func TestBaseFollowsTheSafetyRules(t *testing.T) {
 			t.Errorf("the base grants cluster-wide access (%s %s)", o.Kind, o.Metadata.Name)
 		case "Deployment":
 			checkDeployment(t, o)
+		case "PodDisruptionBudget":
+			if o.Spec.UnhealthyPodEvictionPolicy != "AlwaysAllow" {
+				t.Errorf("PDB %s: unhealthyPodEvictionPolicy %q, want AlwaysAllow (two unready replicas must not stall a drain)",
+					o.Metadata.Name, o.Spec.UnhealthyPodEvictionPolicy)
+			}
 		}
 	}
 	for _, want := range []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "Deployment", "ConfigMap", "PodDisruptionBudget",

@@ -4,7 +4,8 @@
 #   bash hack/test.sh [extra go test flags...]
 #
 # 1. installs what the tests need when it is missing (busybox, which runs
-#    the repair script in the kubelet stand-in);
+#    the repair script in the kubelet stand-in; skopeo, which checks the
+#    image) and builds the bot's image (hack/build-image.sh);
 # 2. builds kube-apiserver and etcd from hack/tools' pins, and Alertmanager
 #    from hack/tools/alertmanager's, or reuses the cached builds (about 6
 #    minutes each the first time on 2 cores, instant after);
@@ -34,6 +35,27 @@ if ! command -v busybox >/dev/null 2>&1; then
 	${sudo} apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq busybox >/dev/null
 fi
+
+# skopeo (Debian's) reads back the image hack/build-image.sh writes: a tool
+# that shares no code with ours (cmd/mkimage's tests).
+if ! command -v skopeo >/dev/null 2>&1; then
+	log "installing skopeo"
+	sudo=""
+	if [[ $(id -u) -ne 0 ]]; then
+		sudo="sudo"
+	fi
+	${sudo} apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq --no-install-recommends skopeo >/dev/null
+fi
+
+# The product image, built once by the README's command (Debian's
+# ca-certificates package is fetched into .cache/debs the first time); the
+# tests rebuild it to compare digests and read it back with skopeo.
+start=${SECONDS}
+KAFKABOT_IMAGE="${repo_root}/bin/kafkabot-image.tar"
+KAFKABOT_IMAGE_OUTPUT="$(bash hack/build-image.sh "${KAFKABOT_IMAGE}")"
+export KAFKABOT_IMAGE KAFKABOT_IMAGE_OUTPUT
+log "image built in $((SECONDS - start))s: $(echo "${KAFKABOT_IMAGE_OUTPUT}" | tr '\n' ' ')"
 
 start=${SECONDS}
 KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"

@@ -59,6 +59,7 @@ func slackAlert(a sweep.Alert) handlers.Alert {
 		Rule: a.Rule, Title: a.Title, Severity: a.Severity, Reason: string(a.Reason), Detail: a.Detail,
 		Findings: a.Findings, Snapshot: a.Snapshot, ReadError: a.ReadError, StartsAt: a.StartsAt,
 		Repeat: a.Repeat, Changed: a.Changed, Group: a.Group, Channel: a.Channel,
+		Source: a.Source, SourceAlert: a.SourceAlert,
 		Resolution: string(a.Resolution), ResolvedAt: a.ResolvedAt,
 	}
 }

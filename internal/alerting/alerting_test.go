@@ -17,7 +17,7 @@ func TestAlertConversionKeepsEveryField(t *testing.T) {
 		Key: "kafka/p/r", Namespace: "kafka", Pod: "p", PodUID: "uid", Cluster: "c", Rule: "r", Title: "t",
 		Severity: diagnose.SeverityHigh, Reason: sweep.ReasonCrashLoop, Detail: "d",
 		Findings: []diagnose.Finding{{Rule: "r"}}, Snapshot: diagnose.Snapshot{Pod: "p"}, ReadError: "e",
-		StartsAt: at, Repeat: true, Changed: true, Group: "g", Channel: "C0ROUTED", Resolution: sweep.ResolutionRecovered, ResolvedAt: at.Add(time.Hour),
+		StartsAt: at, Repeat: true, Changed: true, Group: "g", Channel: "C0ROUTED", Source: "Alertmanager", SourceAlert: "KubePodCrashLooping", Resolution: sweep.ResolutionRecovered, ResolvedAt: at.Add(time.Hour),
 	}
 	out := slackAlert(in)
 	iv, ov := reflect.ValueOf(in), reflect.ValueOf(out)

@@ -55,6 +55,8 @@ const (
 	ChannelQuery = "channel"
 	// ClusterLabel names the Kubernetes cluster an alert is about.
 	ClusterLabel = "cluster"
+	// DefaultSource is how the alert messages name the sender.
+	DefaultSource = "Alertmanager"
 	// bodyReadTimeout bounds reading one request body.
 	bodyReadTimeout = 30 * time.Second
 )
@@ -92,6 +94,9 @@ type Options struct {
 	Timeout time.Duration
 	// Logger receives the receiver's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Source is how the alert messages name the sender ("Alert from
+	// Alertmanager", with the alertname); "" means DefaultSource.
+	Source string
 }
 
 // Cluster is one Kubernetes cluster of Options.Clusters.
@@ -135,6 +140,7 @@ func New(opts Options) (*Receiver, error) {
 	}
 	opts.MaxBodyBytes = cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	opts.Source = cmp.Or(opts.Source, DefaultSource)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -385,7 +391,8 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 		if channel == rc.opts.DefaultChannel {
 			channel = "" // the notifier's own channel
 		}
-		next := action{alertname: name, cluster: cluster, sink: sink, ext: sweep.ExternalAlert{Namespace: ns, Pod: pod, Firing: firing, Channel: channel}}
+		next := action{alertname: name, cluster: cluster, sink: sink, ext: sweep.ExternalAlert{Namespace: ns, Pod: pod, Firing: firing, Channel: channel,
+			Source: rc.opts.Source, SourceAlert: name}}
 		key := next.key()
 		act, ok := byPod[key]
 		if !ok {
@@ -393,7 +400,7 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 			continue
 		}
 		if firing && !act.ext.Firing {
-			act.alertname, act.ext.Firing, act.ext.Channel = name, true, channel
+			act.alertname, act.ext.Firing, act.ext.Channel, act.ext.SourceAlert = name, true, channel, name
 		}
 	}
 	out := make([]action, 0, len(byPod))

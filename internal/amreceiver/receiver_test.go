@@ -74,8 +74,11 @@ func payload(t testing.TB, alerts ...Alert) []byte {
 	return out
 }
 
+// crashName is crashAlert's alertname.
+const crashName = "KubePodCrashLooping"
+
 func crashAlert(status, ns, pod string, extra ...string) Alert {
-	labels := map[string]string{"alertname": "KubePodCrashLooping", "namespace": ns, "pod": pod, "container": "kafka"}
+	labels := map[string]string{"alertname": crashName, "namespace": ns, "pod": pod, "container": "kafka"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		labels[extra[i]] = extra[i+1]
 	}
@@ -202,28 +205,28 @@ func TestAlertsToSweep(t *testing.T) {
 		other   int
 	}{
 		{"firing goes to the alert channel", "/alertmanager", []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"resolved", "/alertmanager", []Alert{crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
 		{"the URL names the channel", "/alertmanager?channel=" + approvalChan, []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 		{"the label wins over the URL", "/alertmanager?channel=" + approvalChan,
 			[]Alert{crashAlert("firing", "kafka", "broker-0", "slack_channel", alertChannel)},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"alerts without pod labels are ignored", "/alertmanager", []Alert{
 			{Status: "firing", Labels: map[string]string{"alertname": "KafkaUnderReplicated", "namespace": "kafka"}},
 			{Status: "firing", Labels: map[string]string{"alertname": "Watchdog"}},
 			crashAlert("firing", "kafka", "broker-1")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
 		{"another cluster's alert is not acted on", "/alertmanager", []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "prod-us"),
 			crashAlert("firing", "kafka", "broker-1", "cluster", "prod-eu")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
-		{"one action per pod, firing wins", "/alertmanager", []Alert{
-			crashAlert("resolved", "kafka", "broker-0", "container", "init"),
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
+		{"one action per pod, firing wins (and names the alert)", "/alertmanager", []Alert{
+			crashAlert("resolved", "kafka", "broker-0", "container", "init", "alertname", "KubePodNotReady"),
 			crashAlert("firing", "kafka", "broker-0", "slack_channel", approvalChan),
 			crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -303,6 +306,26 @@ func TestNewChecksOptions(t *testing.T) {
 	}
 }
 
+// TestSourceNamesTheSender: the sweep is told who raised each alert, so
+// its message says "Alert from Alertmanager" with the alertname rather
+// than "the health sweep"; Options.Source renames the sender.
+func TestSourceNamesTheSender(t *testing.T) {
+	for _, tc := range []struct{ option, want string }{{"", "Alertmanager"}, {"Alertmanager (prod-eu)", "Alertmanager (prod-eu)"}} {
+		sink := &fakeSink{outcome: sweep.ExternalFiring}
+		rc, err := New(Options{Token: testToken, Sink: sink, DefaultChannel: alertChannel, Source: tc.option, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := post(rc, "/alertmanager", "Bearer "+testToken, payload(t, crashAlert("firing", "kafka", "broker-0", "alertname", "KafkaBrokerDown")))
+		if w.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		if len(sink.got) != 1 || sink.got[0].Source != tc.want || sink.got[0].SourceAlert != "KafkaBrokerDown" {
+			t.Errorf("Source option %q: the sweep got %+v, want source %q and alert KafkaBrokerDown", tc.option, sink.got, tc.want)
+		}
+	}
+}
+
 // TestClusterRouting: on a multi-cluster bot each alert goes to the sweep
 // of the cluster its cluster label names, and only there; an alert without
 // the label, or naming a cluster the bot does not serve, is refused and
@@ -323,8 +346,8 @@ func TestClusterRouting(t *testing.T) {
 		{name: "each to its cluster", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "eu"),
 			crashAlert("resolved", "kafka", "broker-0", "cluster", "us")},
-			eu: []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true}},
-			us: []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
+			eu: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}},
+			us: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
 			wantPods: []string{"eu/kafka/broker-0", "us/kafka/broker-0"}},
 		{name: "no cluster label is refused", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0"),
@@ -332,7 +355,7 @@ func TestClusterRouting(t *testing.T) {
 			other: 2, status: http.StatusOK},
 		{name: "a cluster's approval channel for its own alert", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "eu", "slack_channel", euChan)},
-			eu:     []sweep.ExternalAlert{{Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
+			eu:     []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
 			status: http.StatusOK, wantPods: []string{"eu/kafka/broker-0"}},
 		{name: "another cluster's approval channel is refused", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "us", "slack_channel", euChan)},

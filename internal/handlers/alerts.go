@@ -66,6 +66,10 @@ type Alert struct {
 	// Channel is where to post the alert when it is not the notifier's own
 	// channel (an Alertmanager route named one); "" means the notifier's.
 	Channel string
+	// Source and SourceAlert name the external system that raised the
+	// alert ("Alertmanager") and its alert ("KubePodCrashLooping"); ""
+	// means the health sweep. The message says which.
+	Source, SourceAlert string
 	// Resolution says why the alert stopped firing: recovered, pod-gone or
 	// superseded; ResolvedAt when.
 	Resolution string
@@ -452,7 +456,8 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
 	snap.UID = cmp.Or(snap.UID, a.PodUID)
 	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
-	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now}
+	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now,
+		Source: a.source()}
 	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
@@ -519,8 +524,13 @@ func facts(a Alert) slackview.AlertFacts {
 	return slackview.AlertFacts{
 		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, Rule: a.Rule, Title: a.Title, Severity: a.Severity,
 		Reason: a.Reason, Detail: a.Detail, StartsAt: a.StartsAt, ResolvedAt: a.ResolvedAt,
-		Resolution: a.Resolution, Repeat: a.Repeat, Changed: a.Changed,
+		Resolution: a.Resolution, Repeat: a.Repeat, Changed: a.Changed, Source: a.source(),
 	}
+}
+
+// source is who raised the alert, for its messages.
+func (a Alert) source() slackview.Source {
+	return slackview.Source{System: a.Source, Alert: a.SourceAlert}
 }
 
 func factsOf(alerts []Alert) []slackview.AlertFacts {

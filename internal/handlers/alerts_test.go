@@ -225,6 +225,9 @@ func TestAlertBanners(t *testing.T) {
 	}{
 		{"first", func(*Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
 		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing*"}, nil, true},
+		{"raised by Alertmanager", func(a *Alert) { a.Source, a.SourceAlert = "Alertmanager", "KubePodCrashLooping" },
+			[]string{"🚨 *Alert from Alertmanager* (`KubePodCrashLooping`)", "raised by Alertmanager (`KubePodCrashLooping`)", "*Raised by:* Alertmanager alert `KubePodCrashLooping`"},
+			[]string{"health sweep"}, true},
 		{"changed", func(a *Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
 		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
 		{"unclassified", func(a *Alert) {

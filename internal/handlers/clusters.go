@@ -137,6 +137,17 @@ func (b *Bot) memberNamed(name string) (*member, bool) {
 	return nil, false
 }
 
+// grantCluster is the cluster a silence, end-silence or clear-escalation
+// token names: m's on a multi-cluster bot, none on a single-cluster one
+// (which maps "none" to its only cluster), so that a single cluster's
+// Silence menu keeps its room in Slack's 255-character action_id.
+func (b *Bot) grantCluster(m *member) string {
+	if !b.multi() {
+		return ""
+	}
+	return m.Name
+}
+
 // clusterNames lists the served clusters' names, for messages.
 func (b *Bot) clusterNames() string {
 	names := make([]string, len(b.members))

@@ -368,3 +368,50 @@ func blocksOf(t *testing.T, raw []byte) []map[string]any {
 	}
 	return out
 }
+
+// TestFleetClearEscalationActsOnItsCluster: both clusters hold an
+// escalation record for the same Kafka cluster key (same namespace and
+// names) and UID; us's repair crashes again, and its Clear escalation
+// button clears us's record only.
+func TestFleetClearEscalationActsOnItsCluster(t *testing.T) {
+	record := func() *fakeEscalations {
+		return &fakeEscalations{records: map[string]EscalationRef{
+			seedNamespace + "/foobar": {Cluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
+		}}
+	}
+	euEsc, usEsc := record(), record()
+	f := startFleet(t, func(o *Options) {
+		o.Clusters[0].Escalations = euEsc
+		o.Clusters[1].Escalations, o.Clusters[1].Repairer = usEsc, crashingRepairer{}
+	})
+	m := f.diagnoseIn("diagnose us/kafka/broker-0")
+	f.click(m, actionApprove, approver)
+	var button slackemu.Message
+	f.waitFor("the escalation message", func() bool {
+		for _, r := range f.emu.Thread(channel, m.TS) {
+			if strings.Contains(r.Text, "is *escalated*") {
+				button = r
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(button.Text, "us: "+seedNamespace+"/foobar") {
+		t.Errorf("the escalation does not name its Kubernetes cluster: %q", button.Text)
+	}
+	f.click(button, actionClearEscalation, approver)
+	f.waitFor("the cleared note", func() bool {
+		for _, r := range f.emu.Thread(channel, m.TS) {
+			if strings.Contains(r.Text, "cleared the escalation of `us: "+seedNamespace+"/foobar`") {
+				return true
+			}
+		}
+		return false
+	})
+	if records, clears := usEsc.count(); records != 0 || clears != 1 {
+		t.Errorf("us: %d records left, %d cleared; want 0 and 1", records, clears)
+	}
+	if records, clears := euEsc.count(); records != 1 || clears != 0 {
+		t.Errorf("eu's record was touched by us's button: %d left, %d cleared", records, clears)
+	}
+}

@@ -72,7 +72,7 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 	}
 	now := b.clock()
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, KubeCluster: m.Name, Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		V: 1, KubeCluster: b.grantCluster(m), Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
 	})
 	if err != nil {

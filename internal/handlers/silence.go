@@ -137,7 +137,7 @@ func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time
 	var buttons []slack.BlockElement
 	for _, c := range silenceChoices {
 		token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-			KC: m.Name, Key: key, For: int64(c.d / time.Second), Channel: channel,
+			KC: b.grantCluster(m), Key: key, For: int64(c.d / time.Second), Channel: channel,
 			IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
 		})
 		if err != nil {
@@ -167,7 +167,7 @@ const maxActionID = 255
 func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time) slack.BlockElement {
 	longest := silenceChoices[len(silenceChoices)-1]
 	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-		KC: m.Name, Key: key, For: int64(longest.d / time.Second), Channel: channel,
+		KC: b.grantCluster(m), Key: key, For: int64(longest.d / time.Second), Channel: channel,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
 	})
 	if err != nil {

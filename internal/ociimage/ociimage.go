@@ -2,7 +2,8 @@
 // the standard library only: no Docker, no registry. The result loads with
 // `ctr images import`, `podman load` or `skopeo copy oci-archive:`.
 //
-// An Image is one layer of files plus the runtime configuration:
+// An Image is one layer of files plus the runtime configuration, optionally
+// stacked on the layers of a base image (ReadBase):
 //
 //	img := ociimage.Image{
 //		Name:   "example.local/app:v1",
@@ -19,6 +20,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,6 +40,10 @@ const (
 	MediaTypeManifest = "application/vnd.oci.image.manifest.v1+json"
 	MediaTypeConfig   = "application/vnd.oci.image.config.v1+json"
 	MediaTypeLayer    = "application/vnd.oci.image.layer.v1.tar"
+	// MediaTypeLayerGzip is a gzip-compressed layer (Image.Gzip).
+	MediaTypeLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip"
+	// MediaTypeLayerZstd is a zstd-compressed layer; only a base's.
+	MediaTypeLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd"
 )
 
 // AnnotationImageName names the image for containerd's importer; the OCI
@@ -88,6 +94,19 @@ type Image struct {
 	// Without it a runtime that imported the archive knows only the tag, and
 	// a pod asking for the image by digest would try to pull it.
 	AlsoByDigest bool
+	// Base, when set, puts the base's layers under Files' layer and starts
+	// the configuration from the base's: Config's non-empty fields replace
+	// the base's (an Entrypoint also drops the base's Cmd, as a Dockerfile's
+	// ENTRYPOINT does), Env and Labels are merged by name with Config's
+	// winning, and the fields this package does not model are kept. Parent
+	// directories Write adds for Files replace the base's (mode 0755,
+	// root-owned), so files meant for a base go in existing directories.
+	Base *Base
+	// Gzip compresses the layer (deterministically: no name, no time in
+	// the gzip header). Tools that push an image compress uncompressed
+	// layers, which changes its digest; a compressed layer is pushed as is,
+	// so the digest Write reports is the one a registry will serve.
+	Gzip bool
 }
 
 // Descriptor identifies a blob by digest, as in the OCI specification.
@@ -145,6 +164,17 @@ func Write(w io.Writer, img Image) (Ref, error) {
 	if img.Name == "" {
 		return Ref{}, errors.New("ociimage: the image has no name")
 	}
+	if b := img.Base; b != nil {
+		if img.Architecture == "" {
+			img.Architecture = b.Architecture
+		}
+		if img.OS == "" {
+			img.OS = b.OS
+		}
+		if img.Architecture != b.Architecture || img.OS != b.OS {
+			return Ref{}, fmt.Errorf("ociimage: the image is for %s/%s but its base is for %s/%s", img.OS, img.Architecture, b.OS, b.Architecture)
+		}
+	}
 	if img.Architecture == "" {
 		img.Architecture = "amd64"
 	}
@@ -161,22 +191,46 @@ func Write(w io.Writer, img Image) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
+	diffID := descriptor(MediaTypeLayer, layer).Digest
+	if img.Gzip {
+		if layer, err = gzipLayer(layer); err != nil {
+			return Ref{}, err
+		}
+	}
 	layerDesc := descriptor(MediaTypeLayer, layer)
+	if img.Gzip {
+		layerDesc.MediaType = MediaTypeLayerGzip
+	}
 
-	var cfg imageConfig
-	cfg.Created = created.Format(time.RFC3339)
-	cfg.Architecture, cfg.OS = img.Architecture, img.OS
-	cfg.Config = img.Config
-	cfg.RootFS.Type = "layers"
-	cfg.RootFS.DiffIDs = []string{layerDesc.Digest} // uncompressed: diff ID = digest
-	cfgJSON, err := json.Marshal(cfg)
+	var cfgJSON []byte
+	layers := []Descriptor{layerDesc}
+	blobs := []blobEntry{{layerDesc.Digest, layer}}
+	if img.Base == nil {
+		var cfg imageConfig
+		cfg.Created = created.Format(time.RFC3339)
+		cfg.Architecture, cfg.OS = img.Architecture, img.OS
+		cfg.Config = img.Config
+		cfg.RootFS.Type = "layers"
+		cfg.RootFS.DiffIDs = []string{diffID}
+		cfgJSON, err = json.Marshal(cfg)
+	} else {
+		layers = nil
+		blobs = nil
+		for _, l := range img.Base.Layers {
+			layers = append(layers, l.Descriptor)
+			blobs = append(blobs, blobEntry{l.Descriptor.Digest, l.data})
+		}
+		layers = append(layers, layerDesc)
+		blobs = append(blobs, blobEntry{layerDesc.Digest, layer})
+		cfgJSON, err = img.Base.config(img.Config, created, diffID)
+	}
 	if err != nil {
 		return Ref{}, fmt.Errorf("ociimage: encoding the config: %w", err)
 	}
 	cfgDesc := descriptor(MediaTypeConfig, cfgJSON)
 
 	manifestJSON, err := json.Marshal(Manifest{
-		SchemaVersion: 2, MediaType: MediaTypeManifest, Config: cfgDesc, Layers: []Descriptor{layerDesc},
+		SchemaVersion: 2, MediaType: MediaTypeManifest, Config: cfgDesc, Layers: layers,
 	})
 	if err != nil {
 		return Ref{}, fmt.Errorf("ociimage: encoding the manifest: %w", err)
@@ -199,16 +253,20 @@ func Write(w io.Writer, img Image) (Ref, error) {
 	}
 
 	tw := tar.NewWriter(w)
-	entries := []struct {
+	type entry struct {
 		name string
 		data []byte
-	}{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"blobs/sha256/" + hexOf(layerDesc.Digest), layer},
-		{"blobs/sha256/" + hexOf(cfgDesc.Digest), cfgJSON},
-		{"blobs/sha256/" + hexOf(manifestDesc.Digest), manifestJSON},
-		{"index.json", indexJSON},
 	}
+	entries := []entry{{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)}}
+	written := map[string]bool{}
+	blobs = append(blobs, blobEntry{cfgDesc.Digest, cfgJSON}, blobEntry{manifestDesc.Digest, manifestJSON})
+	for _, b := range blobs {
+		if !written[b.digest] { // two identical layers are one blob
+			written[b.digest] = true
+			entries = append(entries, entry{"blobs/sha256/" + hexOf(b.digest), b.data})
+		}
+	}
+	entries = append(entries, entry{"index.json", indexJSON})
 	dirs := []string{"blobs/", "blobs/sha256/"}
 	for _, d := range dirs {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: created, Format: tar.FormatPAX}); err != nil {
@@ -228,6 +286,29 @@ func Write(w io.Writer, img Image) (Ref, error) {
 		return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
 	}
 	return Ref{Name: img.Name, ManifestDigest: manifestDesc.Digest, ConfigDigest: cfgDesc.Digest}, nil
+}
+
+// gzipLayer compresses a layer. The output depends only on the input and
+// the Go version's compress/flate, as the rest of the build does.
+func gzipLayer(layer []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	if err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	if _, err := zw.Write(layer); err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// blobEntry is a blob to write under blobs/sha256/.
+type blobEntry struct {
+	digest string
+	data   []byte
 }
 
 // tagOf returns the tag of a reference ("v1" of "example.local/app:v1"), or

@@ -3,6 +3,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -204,5 +205,59 @@ func TestWriteRejectsBadImages(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestGzipLayerKeepsTheUncompressedDiffID(t *testing.T) {
+	img := Image{Name: "example.local/a:1", Files: []File{{Path: "a", Mode: 0o644, Data: bytes.Repeat([]byte("abc"), 1000)}}}
+	var plain bytes.Buffer
+	if _, err := Write(&plain, img); err != nil {
+		t.Fatal(err)
+	}
+	_, pm, _, _ := image(t, plain.Bytes())
+	img.Gzip = true
+	var one, two bytes.Buffer
+	ref, err := Write(&one, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(&two, img); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one.Bytes(), two.Bytes()) {
+		t.Error("two compressed writes differ")
+	}
+	files, m, raw, _ := image(t, one.Bytes())
+	if m.Layers[0].MediaType != MediaTypeLayerGzip || m.Layers[0].Size >= pm.Layers[0].Size {
+		t.Errorf("layer %+v, want a gzip layer smaller than the plain one (%d bytes)", m.Layers[0], pm.Layers[0].Size)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(blob(t, files, m.Layers[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpacked, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(unpacked, blob(t, readArchive(t, plain.Bytes()), pm.Layers[0])) {
+		t.Error("the compressed layer does not unpack to the plain layer")
+	}
+	// The diff ID names the uncompressed layer, as runtimes check it.
+	var rootfs struct {
+		DiffIDs []string `json:"diff_ids"`
+	}
+	if err := json.Unmarshal(raw["rootfs"], &rootfs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rootfs.DiffIDs) != 1 || rootfs.DiffIDs[0] != pm.Layers[0].Digest {
+		t.Errorf("diff IDs %v, want the plain layer's digest %s", rootfs.DiffIDs, pm.Layers[0].Digest)
+	}
+	if zr.Header.Name != "" || !zr.Header.ModTime.IsZero() {
+		t.Errorf("gzip header carries a name %q or a time %v", zr.Header.Name, zr.Header.ModTime)
+	}
+	// The compressed image stacks on as a base too.
+	base, err := ReadBase(bytes.NewReader(one.Bytes()), "", "")
+	if err != nil || base.ManifestDigest != ref.ManifestDigest || base.Layers[0].DiffID != pm.Layers[0].Digest {
+		t.Errorf("ReadBase: %+v, %v", base, err)
 	}
 }

@@ -438,6 +438,9 @@ func TestFaultClusterChangesDuringRepair(t *testing.T) {
 			done := make(chan Summary, 1)
 			go func() { done <- h.r.Repair(context.Background(), request(), rep) }()
 			waitForTimer(t, h)
+			// The repair watches its debug pod now: act once that watch is
+			// established (the fake loses a delete between list and watch).
+			h.waitForWatch(t, debugName)
 			tc.act(t, h)
 			s := <-done
 			if s.Outcome != tc.wantOutcome {

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testclock "k8s.io/utils/clock/testing"
@@ -239,6 +240,9 @@ type harness struct {
 	onDebugCreate func()
 	// finishAs, when set, edits a debug pod's finished status (a sidecar).
 	finishAs func(*corev1.Pod)
+	// watches counts the watches the fake API server has established, by
+	// field selector ("metadata.name=<pod>" for kube.WatchPod).
+	watches map[string]int
 }
 
 var (
@@ -282,10 +286,49 @@ func newHarness(t testing.TB, c *cluster, plan kubeletPlan) *harness {
 
 func (h *harness) tracker() k8stesting.ObjectTracker { return h.cs.Tracker() }
 
+// watchesOf returns how many watches of the object called name (a field
+// selector on metadata.name) the fake API server has established.
+func (h *harness) watchesOf(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.watches["metadata.name="+name]
+}
+
+// waitForWatch waits until the fake API server has established a watch of
+// the object called name. A test that deletes an object a repair watches
+// must wait for it: to a watch started from a list's resourceVersion,
+// client-go's fake tracker replays the objects added or changed since the
+// list, but, unlike a real API server, not the deletes. A delete between
+// the watch's list and its watch is lost, and the repair waits for it
+// until its timeout, which a fake clock never reaches.
+func (h *harness) waitForWatch(t *testing.T, name string) {
+	t.Helper()
+	waitUntil(t, "a watch of "+name, func() bool { return h.watchesOf(name) > 0 })
+}
+
 // installReactors simulates what the control plane and kubelet do: debug
 // pods run to the planned end, a deleted broker is recreated with a new
 // UID, and Leases get resourceVersions checked on update.
 func (h *harness) installReactors() {
+	// Watches as client-go's fake sets them up (the tracker's, from the
+	// list's resourceVersion), counted once the tracker has registered them.
+	h.cs.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(k8stesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := h.tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		h.mu.Lock()
+		if h.watches == nil {
+			h.watches = map[string]int{}
+		}
+		h.watches[opts.FieldSelector]++
+		h.mu.Unlock()
+		return true, w, nil
+	})
 	h.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
 		if pod.Labels[kube.LabelManagedBy] != kube.ManagedByBot {

@@ -68,8 +68,8 @@ type Options struct {
 	// Logger receives every log (default: discard).
 	Logger *slog.Logger
 	// StartupTimeout bounds each cluster's admission self-check at start on
-	// a bot serving several clusters, so a hanging cluster does not hold
-	// the others' start (default 30 s; a single cluster waits as before).
+	// a bot serving several clusters, where Run runs them in the background
+	// (default 30 s; a single cluster's runs in New, unbounded, as before).
 	StartupTimeout time.Duration
 	// LookupTimeout and BreakerPeriod: handlers.Options' (0: defaults).
 	LookupTimeout time.Duration
@@ -82,19 +82,24 @@ type Options struct {
 // Server is one replica of the bot: the Slack bot, every cluster's sweep
 // and the Alertmanager receiver.
 type Server struct {
-	bot      *handlers.Bot
-	clusters []*served
-	receiver *amreceiver.Receiver
-	log      *slog.Logger
-	multi    bool
+	bot            *handlers.Bot
+	clusters       []*served
+	receiver       *amreceiver.Receiver
+	log            *slog.Logger
+	multi          bool
+	startupTimeout time.Duration
 }
 
 // served is one cluster as the Server runs it.
 type served struct {
-	name    string
-	client  *kube.Client
-	guard   *guard.Guard
-	sweeper *sweep.Sweeper // nil without ALERT_CHANNEL
+	name       string
+	namespaces []string // checked by the startup self-check
+	client     *kube.Client
+	guard      *guard.Guard
+	sweeper    *sweep.Sweeper // nil without ALERT_CHANNEL
+	// checked is closed once the startup self-check has run (multi-cluster
+	// bots run it in Run, in the background).
+	checked chan struct{}
 }
 
 // DefaultStartupTimeout bounds a cluster's startup self-check on a bot
@@ -111,10 +116,9 @@ func LeaderLeaseName(name string, multi bool) string {
 	return sweep.DefaultLeaseName + "-" + name
 }
 
-// New builds the server: it checks the options, builds every cluster's
-// clients and runs their admission self-checks (each within
-// StartupTimeout on a multi-cluster bot). It connects to nothing else;
-// Run does.
+// New builds the server: it checks the options and builds every cluster's
+// clients. With one cluster it runs the admission self-check, as before
+// issue 15; with several, Run does. It connects to nothing else.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	cfg := opts.Settings
 	switch {
@@ -199,13 +203,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		})
 		// Repairs write with this process's token only where deploy/'s
 		// admission policy holds in that cluster (internal/guard).
-		sc := &served{name: c.Name, client: client, guard: guard.New(client, repairer, repairer, cfg.AcceptNoPolicy, clog)}
+		sc := &served{name: c.Name, namespaces: namespacesOf(c, cfg), client: client,
+			guard: guard.New(client, repairer, repairer, cfg.AcceptNoPolicy, clog), checked: make(chan struct{})}
 		member := handlers.ClusterOptions{
 			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions(), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 		}
 		if multi {
 			member.Cluster = classified{client}
+			// Interrupted repairs resume only after this cluster's
+			// self-check (which Run starts), as with one cluster.
+			member.Resumer = afterCheck{sc}
 		}
 		if alerts != nil {
 			notifier := alerts
@@ -240,7 +248,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.clusters = append(s.clusters, sc)
 		members = append(members, member)
 	}
-	s.startupChecks(ctx, opts, cfg)
+	if !multi {
+		// As before issue 15: the check runs before the bot is built.
+		s.clusters[0].guard.Startup(ctx, s.clusters[0].namespaces)
+		close(s.clusters[0].checked)
+	}
+	s.startupTimeout = opts.StartupTimeout
+	if s.startupTimeout <= 0 {
+		s.startupTimeout = DefaultStartupTimeout
+	}
 
 	botOpts := handlers.Options{
 		AppToken:          cfg.SlackAppToken,
@@ -283,26 +299,37 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// startupChecks runs every cluster's admission self-check: as before for
-// a single cluster; at once, each within StartupTimeout, for several.
-func (s *Server) startupChecks(ctx context.Context, opts Options, cfg *config.Config) {
+// startupChecks runs, on a multi-cluster bot, every cluster's admission
+// self-check at once, each within startupTimeout, in the background: a
+// hanging cluster neither delays the start nor the other clusters. Until
+// a cluster's check has run, its interrupted repairs wait (afterCheck) and
+// each approval is checked on its own, as always (guard.Repair).
+func (s *Server) startupChecks(ctx context.Context, wg *sync.WaitGroup) {
 	if !s.multi {
-		s.clusters[0].guard.Startup(ctx, namespacesOf(opts.Clusters[0], cfg))
 		return
 	}
-	timeout := opts.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
-	var wg sync.WaitGroup
-	for i, sc := range s.clusters {
+	for _, sc := range s.clusters {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer close(sc.checked)
+			cctx, cancel := context.WithTimeout(ctx, s.startupTimeout)
 			defer cancel()
-			sc.guard.Startup(cctx, namespacesOf(opts.Clusters[i], cfg))
+			sc.guard.Startup(cctx, sc.namespaces)
 		})
 	}
-	wg.Wait()
+}
+
+// afterCheck resumes a cluster's interrupted repairs once its startup
+// self-check has run (guard.Resume reads its result).
+type afterCheck struct{ sc *served }
+
+// Resume waits for the check, then resumes through the guard.
+func (a afterCheck) Resume(ctx context.Context, newReporter func(channel, threadTS string) recovery.Reporter) error {
+	select {
+	case <-a.sc.checked:
+	case <-ctx.Done():
+		return nil
+	}
+	return a.sc.guard.Resume(ctx, newReporter)
 }
 
 func namespacesOf(c Cluster, cfg *config.Config) []string {
@@ -363,6 +390,7 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
+	s.startupChecks(ctx, &wg)
 	var sweepErr error
 	var once sync.Once
 	for _, sc := range s.clusters {

@@ -10,7 +10,8 @@ import (
 )
 
 // Alert is the health sweep's alert about one pod: its diagnosis and how
-// the sweep noticed it.
+// the sweep noticed it. Diagnosis.Source says who raised it (the health
+// sweep, or an external system such as Alertmanager).
 type Alert struct {
 	Diagnosis Diagnosis
 	// Reason is how the sweep noticed the pod (CrashLoopBackOff, OOMKilled,
@@ -41,8 +42,8 @@ func (a Alert) Message() Message {
 			blocks = append(blocks, blk, Context(BlockAlert, a.banner()))
 			continue
 		case BlockContext:
-			blk = Context(BlockContext, fmt.Sprintf("Found by the health sweep · %s · read-only: nothing was changed · details in the thread",
-				Date(d.Now, DateTime)))
+			blk = Context(BlockContext, fmt.Sprintf("%s · %s · read-only: nothing was changed · details in the thread",
+				capitalize(d.Source.foundBy()), Date(d.Now, DateTime)))
 		case BlockActions:
 			if a.Silence != nil {
 				if ab, ok := blk.(*slack.ActionBlock); ok {
@@ -59,17 +60,24 @@ func (a Alert) Message() Message {
 	return Message{Blocks: CapBlocks(blocks), Fallback: d.fallback("🚨 Kafka alert: ")}
 }
 
-// banner says this is an alert, how the pod was noticed and since when,
-// on one line; the sweep's wording and the rule are in Details.
+// banner says this is an alert, who raised it, how the pod was noticed
+// and since when, on one line; the sweep's wording and the rule are in
+// Details.
 func (a Alert) banner() string {
+	src := a.Diagnosis.Source
 	var s strings.Builder
 	switch {
 	case a.Changed:
 		s.WriteString("🔀 *Alert: the finding changed*")
 	case a.Repeat:
 		s.WriteString("🔁 *Alert, still firing*")
+	case src.external():
+		s.WriteString("🚨 *Alert from " + src.system() + "*" + src.alertSuffix())
 	default:
 		s.WriteString("🚨 *Alert from the health sweep*")
+	}
+	if (a.Changed || a.Repeat) && src.external() {
+		s.WriteString(" · from " + src.system() + src.alertSuffix())
 	}
 	s.WriteString(" · noticed " + EscapeTruncate(cmp.Or(a.Reason, "unhealthy"), 60))
 	if !a.StartsAt.IsZero() {
@@ -96,9 +104,50 @@ func (a Alert) Details() Message {
 	if a.Rule != "" {
 		s.WriteString(" · rule " + InlineCode(a.Rule, 120))
 	}
+	if src := a.Diagnosis.Source; src.external() {
+		s.WriteString("\n*Raised by:* " + src.system())
+		if src.Alert != "" {
+			s.WriteString(" alert " + InlineCode(src.Alert, maxSourceAlert))
+		}
+		s.WriteString("; this diagnosis is the bot's own reading of the pod")
+	}
 	if a.ReadError != "" {
 		s.WriteString("\n⚠️ Only the pod's status was read (" + EscapeTruncate(OneLine(a.ReadError), 500) + "), so the diagnosis did not see the log.")
 	}
 	d.Blocks = CapBlocks(append([]slack.Block{Section(BlockDetailsAlert, s.String())}, d.Blocks...))
 	return d
+}
+
+// maxSourceAlert bounds an external alert's name as shown.
+const maxSourceAlert = 100
+
+// Source is who raised an alert: the health sweep (the zero value), or an
+// external system such as Alertmanager and the alert's name there.
+type Source struct {
+	// System names the system ("Alertmanager"); "" means the health sweep.
+	System string
+	// Alert is the alert's name there (Alertmanager's alertname label).
+	Alert string
+}
+
+func (s Source) external() bool { return s.System != "" }
+
+// system is the system's name as mrkdwn.
+func (s Source) system() string { return EscapeTruncate(OneLine(s.System), 60) }
+
+// alertSuffix is " (`alertname`)", or "" without a name.
+func (s Source) alertSuffix() string {
+	if s.Alert == "" {
+		return ""
+	}
+	return " (" + InlineCode(s.Alert, maxSourceAlert) + ")"
+}
+
+// foundBy says who raised the alert, in lower case: "found by the health
+// sweep", or "raised by Alertmanager (`KubePodCrashLooping`)".
+func (s Source) foundBy() string {
+	if !s.external() {
+		return "found by the health sweep"
+	}
+	return "raised by " + s.system() + s.alertSuffix()
 }

@@ -27,6 +27,9 @@ type Diagnosis struct {
 	Findings    []diagnose.Finding // best first
 	// Requester is the Slack user who asked (SweepRequester for an alert).
 	Requester string
+	// Source is who raised the alert this diagnosis answers (with
+	// Requester SweepRequester): the zero value is the health sweep.
+	Source Source
 	// Token is the signed approval for Findings[0]; empty means no buttons.
 	Token     string
 	ExpiresAt time.Time
@@ -79,11 +82,11 @@ func (d Diagnosis) Message() Message {
 		f := d.Findings[0]
 		blocks = append(blocks,
 			StatusLine(fmt.Sprintf("⏳ Awaiting approval until %s · %s · details in the thread",
-				Date(d.ExpiresAt, TimeOnly), askedBy(d.Requester))),
+				Date(d.ExpiresAt, TimeOnly), d.askedBy())),
 			ApprovalActions(d.Token, RepairDescription(d.Snapshot, f)))
 	} else {
 		blocks = append(blocks, Context(BlockContext, fmt.Sprintf("%s · %s · read-only: nothing was changed · details in the thread",
-			capitalize(askedBy(d.Requester)), Date(d.Now, DateTime))))
+			capitalize(d.askedBy()), Date(d.Now, DateTime))))
 	}
 	return Message{Blocks: CapBlocks(blocks), Fallback: d.fallback("Kafka diagnosis of ")}
 }
@@ -233,7 +236,7 @@ func (d Diagnosis) Details() Message {
 	if len(d.Findings) > 1 {
 		blocks = append(blocks, Section(BlockAlso, alsoText(d.Findings[1:])))
 	}
-	ctx := fmt.Sprintf("%s · diagnosed %s · read-only so far: nothing was changed", capitalize(askedBy(d.Requester)), Date(d.Now, DateTime))
+	ctx := fmt.Sprintf("%s · diagnosed %s · read-only so far: nothing was changed", capitalize(d.askedBy()), Date(d.Now, DateTime))
 	if d.Token != "" {
 		ctx += " · the buttons are valid until " + Date(d.ExpiresAt, DateTime)
 	}
@@ -505,12 +508,13 @@ func ApprovalActions(token, description string, extra ...slack.BlockElement) *sl
 	return slack.NewActionBlock(BlockActions, append([]slack.BlockElement{approve, reject}, extra...)...)
 }
 
-// askedBy says who asked for the diagnosis: a mention, or the sweep.
-func askedBy(requester string) string {
-	if requester == SweepRequester {
-		return "found by the health sweep"
+// askedBy says who asked for the diagnosis: a mention, or who raised the
+// alert (the health sweep, or Alertmanager and its alert).
+func (d Diagnosis) askedBy() string {
+	if d.Requester == SweepRequester {
+		return d.Source.foundBy()
 	}
-	return "asked by " + Mention(requester)
+	return "asked by " + Mention(d.Requester)
 }
 
 func capitalize(s string) string {

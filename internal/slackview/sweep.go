@@ -45,6 +45,8 @@ type AlertFacts struct {
 	// Resolution is why the alert stopped firing.
 	Resolution      string
 	Repeat, Changed bool
+	// Source is who raised the alert (the zero value: the health sweep).
+	Source Source
 }
 
 // ResolvedHeader is the header of a resolved alert.
@@ -88,7 +90,7 @@ func ResolvedAlert(a AlertFacts) []slack.Block {
 		ResolvedHeader(PodLabel(a.Namespace, a.Pod), a.Title),
 		ResolvedBanner(a),
 		Section(BlockSummary, what.String()),
-		slack.NewContextBlock(BlockContext, Mrkdwn("Found by the health sweep · the full diagnosis is no longer shown (the bot restarted since it was posted)")),
+		slack.NewContextBlock(BlockContext, Mrkdwn(capitalize(a.Source.foundBy())+" · the full diagnosis is no longer shown (the bot restarted since it was posted)")),
 	}
 }
 

@@ -131,6 +131,8 @@ func TestGoldenViews(t *testing.T) {
 		Silence: slack.NewOverflowBlockElement("kafkabot.silencemenu.token",
 			slack.NewOptionBlockObject("1h", slackview.Plain("🔕 Silence pod for 1h"), nil))}
 	alert.Diagnosis.Requester = slackview.SweepRequester
+	amAlert := alert
+	amAlert.Diagnosis.Source = slackview.Source{System: "Alertmanager", Alert: "KubePodCrashLooping"}
 	progress := slackview.Progress{Head: "✅ <@U0BOB> approved. Starting: `move-metadata-log` of `__cluster_metadata-0`", Steps: []slackview.Step{
 		{Name: "Re-check the safety gates", State: slackview.StepDone, Took: 420 * time.Millisecond},
 		{Name: "Wait for debug pod kafkabot-repair-x to finish", State: slackview.StepDone, Took: 12 * time.Second,
@@ -150,13 +152,15 @@ func TestGoldenViews(t *testing.T) {
 	pods := []diagnose.Snapshot{crashLooping(), {Namespace: "kafka", Pod: "foobar-kafka-broker-1", Cluster: "foobar", Role: diagnose.RoleBroker,
 		Containers: []diagnose.ContainerState{{Name: "kafka", Ready: true, Running: true}}}}
 	for name, blocks := range map[string][]slack.Block{
-		"diagnosis":         seedView().Message().Blocks,
-		"diagnosis-details": seedView().Details().Blocks,
-		"alert":             alert.Message().Blocks,
-		"progress":          progress.Message().Blocks,
-		"progress-failed":   failed.Message().Blocks,
-		"outcome":           outcome.Message().Blocks,
-		"pods":              slackview.Pods(pods, now).Blocks,
+		"diagnosis":                  seedView().Message().Blocks,
+		"diagnosis-details":          seedView().Details().Blocks,
+		"alert":                      alert.Message().Blocks,
+		"alert-alertmanager":         amAlert.Message().Blocks,
+		"alert-alertmanager-details": amAlert.Details().Blocks,
+		"progress":                   progress.Message().Blocks,
+		"progress-failed":            failed.Message().Blocks,
+		"outcome":                    outcome.Message().Blocks,
+		"pods":                       slackview.Pods(pods, now).Blocks,
 	} {
 		t.Run(name, func(t *testing.T) { golden(t, name, blocks) })
 	}
@@ -409,5 +413,64 @@ func TestAlertingPodsAreNeverGreen(t *testing.T) {
 		if !strings.HasPrefix(line, "• "+tt.want+" ") {
 			t.Errorf("%s/%s/%q: line %q, want %s", tt.sev, tt.reason, tt.title, line, tt.want)
 		}
+	}
+}
+
+// TestAlertSaysWhoRaisedIt: an alert Alertmanager raised says so, with its
+// alertname, in the banner, the status or context line and the details,
+// and never "the health sweep"; the sweep's own alert says the sweep. The
+// alertname is label text from outside: it is shown as code, escaped.
+func TestAlertSaysWhoRaisedIt(t *testing.T) {
+	tests := []struct {
+		name     string
+		source   slackview.Source
+		repeat   bool
+		buttons  bool
+		want     []string
+		wantNot  []string
+		detailOK []string
+	}{
+		{name: "the health sweep", want: []string{"🚨 *Alert from the health sweep*", "Found by the health sweep ·"},
+			wantNot: []string{"Alertmanager", "Raised by"}},
+		{name: "Alertmanager", source: slackview.Source{System: "Alertmanager", Alert: "KubePodCrashLooping"},
+			want:     []string{"🚨 *Alert from Alertmanager* (`KubePodCrashLooping`) · noticed CrashLoopBackOff", "Raised by Alertmanager (`KubePodCrashLooping`) ·"},
+			wantNot:  []string{"health sweep"},
+			detailOK: []string{"*Raised by:* Alertmanager alert `KubePodCrashLooping`", "Raised by Alertmanager (`KubePodCrashLooping`) · diagnosed"}},
+		{name: "Alertmanager, with Approve", source: slackview.Source{System: "Alertmanager", Alert: "KubePodCrashLooping"}, buttons: true,
+			want:    []string{"🚨 *Alert from Alertmanager* (`KubePodCrashLooping`)", "· raised by Alertmanager (`KubePodCrashLooping`) · details in the thread"},
+			wantNot: []string{"health sweep"}},
+		{name: "Alertmanager, still firing", source: slackview.Source{System: "Alertmanager", Alert: "KubePodCrashLooping"}, repeat: true,
+			want:    []string{"🔁 *Alert, still firing* · from Alertmanager (`KubePodCrashLooping`) · noticed"},
+			wantNot: []string{"health sweep"}},
+		{name: "a hostile alertname", source: slackview.Source{System: "Alertmanager", Alert: "<!channel> `x` *y*"},
+			want:    []string{"(`&lt;!channel&gt; ˋxˋ *y*`)"},
+			wantNot: []string{"<!channel>"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := seedView()
+			v.Requester = slackview.SweepRequester
+			v.Source = tc.source
+			if !tc.buttons {
+				v.Token = ""
+			}
+			a := slackview.Alert{Diagnosis: v, Reason: "CrashLoopBackOff", StartsAt: now.Add(-9 * time.Minute), Repeat: tc.repeat}
+			msg, details := texts(t, a.Message().Blocks), texts(t, a.Details().Blocks)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the alert lacks %q:\n%s", w, msg)
+				}
+			}
+			for _, w := range tc.detailOK {
+				if !strings.Contains(details, w) {
+					t.Errorf("the details lack %q:\n%s", w, details)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(msg+details, w) {
+					t.Errorf("the alert says %q:\n%s\n%s", w, msg, details)
+				}
+			}
+		})
 	}
 }

@@ -68,6 +68,10 @@ type Alert struct {
 	// for this alert; "" means the notifier's own channel. An alert with a
 	// channel is never grouped.
 	Channel string
+	// Source and SourceAlert name the system that raised the alert first
+	// ("Alertmanager") and its alert ("KubePodCrashLooping"); "" for both
+	// means the health sweep noticed the pod itself.
+	Source, SourceAlert string
 	// Resolution and ResolvedAt are set when the alert is resolved.
 	Resolution Resolution
 	ResolvedAt time.Time

@@ -15,6 +15,8 @@ const maxExternalHints = 4096
 type externalHint struct {
 	// channel is the Slack channel the alert's route named ("" = default).
 	channel string
+	// source and sourceAlert name who raised the alert and its name.
+	source, sourceAlert string
 }
 
 // ExternalAlert is an alert about one pod raised outside the bot, e.g. by
@@ -27,6 +29,10 @@ type ExternalAlert struct {
 	// Channel is the Slack channel to post to ("" = the notifier's own);
 	// the caller checks that the bot may post approvals there.
 	Channel string
+	// Source names the system that raised the alert ("Alertmanager") and
+	// SourceAlert the alert's name there ("KubePodCrashLooping"), so the
+	// message says where it came from; "" for both means the health sweep.
+	Source, SourceAlert string
 }
 
 // ExternalOutcome says what the sweep did with an external alert.
@@ -82,7 +88,7 @@ func (s *Sweeper) External(ctx context.Context, a ExternalAlert) (ExternalOutcom
 	var resolved map[kube.PodKey]bool
 	if a.Firing {
 		s.pruneExternalLocked()
-		s.external[k] = externalHint{channel: a.Channel}
+		s.external[k] = externalHint{channel: a.Channel, source: a.Source, sourceAlert: a.SourceAlert}
 	} else {
 		delete(s.external, k)
 		resolved = map[kube.PodKey]bool{k: true}

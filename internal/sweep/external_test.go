@@ -26,13 +26,16 @@ func external(t *testing.T, s *Sweeper, a ExternalAlert) ExternalOutcome {
 // alert already posted and posts nothing.
 func TestExternalAfterSweepPostsNothingMore(t *testing.T) {
 	e := newEnv(t, brokerPod("kafka-broker-0"))
-	s, _ := e.start(e.options("bot-a"), true)
+	opts := e.options("bot-a")
+	opts.RepeatInterval = time.Hour
+	s, _ := e.start(opts, true)
 	e.update(crashLooping(brokerPod("kafka-broker-0"), 4, t0))
 	waitFor(t, "the sweep's alert", func() bool { return len(e.notes.of("notify")) == 1 })
 	settle(t, s)
 
 	for range 3 { // Alertmanager repeats and retries
-		if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel}); out != ExternalFiring {
+		if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
+			Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != ExternalFiring {
 			t.Fatalf("outcome %q, want %q", out, ExternalFiring)
 		}
 	}
@@ -40,6 +43,13 @@ func TestExternalAfterSweepPostsNothingMore(t *testing.T) {
 	settle(t, s)
 	if got := e.notes.of("notify"); len(got) != 1 {
 		t.Fatalf("notifications %v, want the sweep's one only", e.notes.kinds())
+	}
+	// The sweep raised it: its repeat still says so, whoever fired since.
+	e.clock.Step(opts.RepeatInterval)
+	sweepNow(t, s)
+	got := e.notes.of("notify")
+	if len(got) != 2 || !got[1].alert.Repeat || got[1].alert.Source != "" || got[1].alert.SourceAlert != "" {
+		t.Fatalf("repeat %+v, want a repeat from the health sweep (no source)", got)
 	}
 }
 
@@ -62,12 +72,16 @@ func TestExternalFirstThenSweep(t *testing.T) {
 		t.Fatalf("the watch path notified before the test released it (%d)", n)
 	}
 
-	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel}); out != ExternalFiring {
+	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
+		Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != ExternalFiring {
 		t.Fatalf("outcome %q, want %q", out, ExternalFiring)
 	}
 	got := e.notes.of("notify")
 	if len(got) != 1 || got[0].alert.Channel != routedChannel || len(got[0].alert.Findings) == 0 {
 		t.Fatalf("notifications %+v, want one with the diagnosis, to %s", got, routedChannel)
+	}
+	if a := got[0].alert; a.Source != "Alertmanager" || a.SourceAlert != "KubePodCrashLooping" {
+		t.Fatalf("the alert's source is %q/%q, want Alertmanager/KubePodCrashLooping", a.Source, a.SourceAlert)
 	}
 
 	settleStepping(t, e, s, time.Hour) // the watch path evaluates the pod now
@@ -81,6 +95,10 @@ func TestExternalFirstThenSweep(t *testing.T) {
 	got = e.notes.of("notify")
 	if len(got) != 2 || !got[1].alert.Repeat || got[1].alert.Channel != routedChannel {
 		t.Fatalf("repeat %+v, want a repeat to %s", got, routedChannel)
+	}
+	// ... and says who raised it, from the persisted record.
+	if a := got[1].alert; a.Source != "Alertmanager" || a.SourceAlert != "KubePodCrashLooping" {
+		t.Fatalf("the repeat's source is %q/%q, want Alertmanager/KubePodCrashLooping", a.Source, a.SourceAlert)
 	}
 }
 

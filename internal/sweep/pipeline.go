@@ -184,7 +184,7 @@ func (s *Sweeper) diagnoseUnhealthy(ctx context.Context, e *evaluation) {
 		}
 		a := newAlert(o, d)
 		if h, ok := s.external[k]; ok {
-			a.Channel = h.channel
+			a.Channel, a.Source, a.SourceAlert = h.channel, h.source, h.sourceAlert
 		}
 		e.fire = append(e.fire, &firingAlert{alert: a})
 	}
@@ -269,8 +269,14 @@ func (recordStage) run(_ context.Context, e *evaluation) error {
 			r.Channel, r.UpdatedAt = f.alert.Channel, e.now
 			e.dirty = true
 		}
+		if r.NotifiedAt.IsZero() && f.alert.Source != "" && (r.Source != f.alert.Source || r.SourceAlert != f.alert.SourceAlert) {
+			// Who raised it, likewise: the first post's words stay.
+			r.Source, r.SourceAlert, r.UpdatedAt = f.alert.Source, f.alert.SourceAlert, e.now
+			e.dirty = true
+		}
 		f.rec = r
 		f.alert.StartsAt, f.alert.Channel = r.StartsAt, r.Channel
+		f.alert.Source, f.alert.SourceAlert = r.Source, r.SourceAlert
 	}
 	return nil
 }

@@ -66,6 +66,10 @@ type alertRecord struct {
 	// Channel is the channel an external alert named before the first
 	// notification (kept so a repeat goes to the same place).
 	Channel string `json:"channel,omitempty"`
+	// Source and SourceAlert name the external system and alert that
+	// raised it, when one did before the first notification.
+	Source      string `json:"source,omitempty"`
+	SourceAlert string `json:"sourceAlert,omitempty"`
 	// HealthySince is when the pod was first seen Ready (or absent) while
 	// the alert fired; zero while it is not.
 	HealthySince time.Time  `json:"healthySince,omitzero"`
@@ -83,7 +87,8 @@ func (r *alertRecord) alert() Alert {
 	return Alert{
 		Key: r.Key, Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Cluster: r.Cluster,
 		Rule: r.Rule, Title: r.Title, Severity: r.Severity, Reason: r.Reason, Detail: r.Detail,
-		StartsAt: r.StartsAt, Group: r.Group, Channel: r.Channel, Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
+		StartsAt: r.StartsAt, Group: r.Group, Channel: r.Channel, Source: r.Source, SourceAlert: r.SourceAlert,
+		Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
 	}
 }
 

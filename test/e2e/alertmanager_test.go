@@ -113,10 +113,14 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 	w.waitSlack("the diagnosis in the routed channel", func() bool { return len(w.emu.Messages(channel)) > 0 })
 	alert := w.emu.Messages(channel)[0]
 	text := blockTexts(t, alert.Blocks)
-	for _, want := range []string{w.ns + "/" + seedBroker, "KRaft metadata log diverged", "CrashLoopBackOff"} {
+	for _, want := range []string{w.ns + "/" + seedBroker, "KRaft metadata log diverged", "CrashLoopBackOff",
+		"Alert from Alertmanager* (`KubePodCrashLooping`)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the alert does not mention %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "health sweep") {
+		t.Errorf("Alertmanager's alert says the health sweep found it:\n%s", text)
 	}
 	ids := actionIDs(t, alert.Blocks)
 	if !slices.Contains(ids, actionApprove) || !slices.Contains(ids, actionReject) {

@@ -6,14 +6,17 @@
 //   - kafkabot.local/kafka-standin:realnode, the broker stand-in
 //     (test/realnode/cmd/broker-standin) with a static busybox shell and
 //     applets in /bin, uid 1001 like Bitnami's Kafka image;
-//   - kafkabot.local/kafkabot:realnode, the bot as its Dockerfile ships it
-//     (hack/build-bot.sh's static binary at /bot, user 65532:65532).
+//   - kafkabot.local/kafkabot:realnode, the product image as
+//     hack/build-image.sh builds it (internal/ociimage/botimage: the static
+//     bot at /bot, Debian's CA bundle, user 65532:65532, no shell), under
+//     this name.
 //
 // It writes <out>/<name>.tar and <out>/images.json (name, manifest digest,
 // config digest of each), which the tests read to refer to images by digest.
 // The static busybox comes from Debian's busybox-static package, fetched
 // once with `apt-get download` into the -cache dir and unpacked with
-// `dpkg-deb -x` (never installed: it conflicts with the busybox package).
+// `dpkg-deb -x` (never installed: it conflicts with the busybox package);
+// the bot image's ca-certificates package is cached there too.
 //
 //	go run ./test/realnode/cmd/mkimages -out DIR -cache DIR
 package main
@@ -29,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
+	"github.com/kafka-chatops/kafkabot/internal/ociimage/botimage"
 )
 
 // Image names the tests use.
@@ -70,11 +74,12 @@ func run(out, cache string) error {
 	if err != nil {
 		return err
 	}
-	botPath := filepath.Join(work, "bot")
-	if b, err := exec.Command("bash", "hack/build-bot.sh", botPath).CombinedOutput(); err != nil {
-		return fmt.Errorf("hack/build-bot.sh: %v\n%s", err, b)
+	botOpts, err := botimage.FromTree(botimage.TreeOptions{Root: ".", DebCache: cache})
+	if err != nil {
+		return err
 	}
-	bot, err := os.ReadFile(botPath)
+	botOpts.Name, botOpts.AlsoByDigest = BotImage, true
+	bot, err := botimage.Image(botOpts)
 	if err != nil {
 		return err
 	}
@@ -111,12 +116,7 @@ func run(out, cache string) error {
 				WorkingDir: "/",
 			},
 		},
-		{
-			Name:         BotImage,
-			AlsoByDigest: true,
-			Files:        []ociimage.File{{Path: "bot", Mode: 0o755, Data: bot}},
-			Config:       ociimage.Config{Entrypoint: []string{"/bot"}, Cmd: []string{"serve"}, User: "65532:65532"},
-		},
+		bot,
 	}
 	var refs []ociimage.Ref
 	for _, img := range images {
