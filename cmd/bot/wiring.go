@@ -30,6 +30,8 @@ func newKubeClient(cfg *config.Config, userAgent string) (*kube.Client, error) {
 		LogTailBytes: cfg.LogTailBytes,
 		LogTailLines: cfg.LogTailLines,
 		Selector:     cfg.KafkaSelector,
+		// The diagnosis runs the repair's root-broker check too.
+		AllowRootBroker: cfg.AllowRootBroker,
 	}), nil
 }
 
