@@ -295,11 +295,25 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		if got := k.existing(t, objs); len(got) > 0 {
 			t.Errorf("the passing preflight (a dry run) created:\n  %s", strings.Join(got, "\n  "))
 		}
+		// The README's step 2 may have created the bot's namespace (for the
+		// Secret) before the install: the install adopts it.
+		if out, ok := k.run(t, "create", "namespace", "kb-pre-ops"); !ok {
+			t.Fatal(out)
+		}
 		if out, ok := k.run(t, "apply", "-k", dir); !ok {
 			t.Fatalf("the install after a passing preflight failed:\n%s", out)
 		}
 		if got := k.existing(t, objs); len(got) != len(objs) {
 			t.Errorf("after the install only these exist:\n  %s", strings.Join(got, "\n  "))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ns, err := k.env.Clientset.CoreV1().Namespaces().Get(ctx, "kb-pre-ops", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ns.Labels["kafkabot.io/bot-namespace"] != "true" || ns.Annotations["kafkabot.io/service-account"] != "kafka-bot" {
+			t.Errorf("the install did not adopt the namespace created before it: labels %v, annotations %v", ns.Labels, ns.Annotations)
 		}
 	})
 }

@@ -1,8 +1,11 @@
 // Command benchreport measures what a user feels and what the cluster pays
 // for the bot, in one process: ack latency under a slow API server, API
 // cost per diagnosis, sweep cost at cluster scale, classifier throughput
-// beside grep, repair overhead, and the bot's memory. It prints a table and
-// writes docs/BENCHMARKS.md with the machine it ran on.
+// beside grep, repair overhead, the bot's memory, an incident burst, and
+// how a cluster that hangs or is down affects another cluster's answers
+// (on a real API server: the control-plane binaries of
+// hack/build-control-plane.sh, or $KUBEBUILDER_ASSETS). It prints a table
+// and writes docs/BENCHMARKS.md with the machine it ran on.
 //
 //	go run ./cmd/benchreport [-quick] [-out docs/BENCHMARKS.md]
 package main
@@ -30,11 +33,12 @@ type sizes struct {
 	classifierRuns int
 	memDiagnoses   int
 	burst          burstSpec
+	fleet          fleetSpec
 }
 
 var (
-	fullSizes  = sizes{96, 1 << 30, []int{1000, 10000, 50000}, 20, 64 << 20, 3, 1000, fullBurst}
-	quickSizes = sizes{8, 1 << 30, []int{200, 1000}, 3, 4 << 20, 1, 16, quickBurst}
+	fullSizes  = sizes{96, 1 << 30, []int{1000, 10000, 50000}, 20, 64 << 20, 3, 1000, fullBurst, fullFleet}
+	quickSizes = sizes{8, 1 << 30, []int{200, 1000}, 3, 4 << 20, 1, 16, quickBurst, quickFleet}
 )
 
 func main() {
@@ -47,7 +51,7 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke test")
 	out := flag.String("out", "docs/BENCHMARKS.md", "where to write the report (\"\" = nowhere)")
-	only := flag.String("only", "", "run only this scenario (ack, apicost, sweep, classifier, repair, memory, burst); for debugging")
+	only := flag.String("only", "", "run only this scenario (ack, apicost, sweep, classifier, repair, memory, burst, fleet); for debugging")
 	flag.StringVar(&burstJSON, "burst-json", "", "also write the incident burst's measurements as JSON to this file")
 	flag.Parse()
 	if *only != "" {
@@ -80,6 +84,7 @@ var scenarios = []scenario{
 	{"repair", func(sizes) (section, error) { return runRepair() }},
 	{"memory", func(s sizes) (section, error) { return runMemory(s.memDiagnoses) }},
 	{"burst", func(s sizes) (section, error) { return runBurst(s.burst, burstJSON) }},
+	{"fleet", func(s sizes) (section, error) { return runFleet(s.fleet) }},
 }
 
 // burstJSON is the -burst-json flag.

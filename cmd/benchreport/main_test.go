@@ -57,6 +57,8 @@ func TestQuickReport(t *testing.T) {
 		"6. Bot memory", "RSS idle", "goroutines idle", "`bot serve` idle, shipped build",
 		"7. Incident burst", "requesters answered", "time to answer p50 / p99 / max",
 		"summary p50 ÷ API delay",
+		"8. Multi-cluster isolation", "answer p50 / p99: A alone", "p99 ÷ A alone: A + B hanging, `prod-eu/broker-0`",
+		"p99 ÷ A alone: A + B refusing connections, `broker-0`",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the printed table lacks %q", want)

@@ -415,3 +415,20 @@ func TestFleetClearEscalationActsOnItsCluster(t *testing.T) {
 		t.Errorf("eu's record was touched by us's button: %d left, %d cleared", records, clears)
 	}
 }
+
+// TestFleetExplicitCommandOnAHangingCluster: a command naming a cluster
+// that hangs is answered within LookupTimeout, saying so, and opens its
+// breaker (a short name then skips it).
+func TestFleetExplicitCommandOnAHangingCluster(t *testing.T) {
+	f := startFleet(t)
+	f.us.hang.Store(true)
+	f.slash(requester, channel, "diagnose us/kafka/broker-0")
+	f.ephemeral(channel, requester, "cluster us cannot be reached (no answer within 300ms)")
+	f.diagnoseIn("diagnose broker-0")
+	if n := f.us.resolves.Load(); n != 1 {
+		t.Errorf("us was asked %d times, want once (then its breaker is open)", n)
+	}
+	if n := len(f.emu.Messages(channel)); n != 1 {
+		t.Errorf("%d messages posted, want the one diagnosis of eu", n)
+	}
+}

@@ -44,13 +44,29 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 		m = b.members[0]
 	}
 	if m != nil {
-		status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+		lctx := ctx
+		if b.multi() {
+			// The name lookup (one pod list) is bounded like a search's, so a
+			// cluster that hangs answers its own commands within
+			// LookupTimeout too; reading the pod then has the command's time.
+			var cancel context.CancelFunc
+			lctx, cancel = context.WithTimeout(ctx, b.opts.LookupTimeout)
+			defer cancel()
+		}
+		status, read, err := m.Cluster.ResolvePod(lctx, ns, cmd.Pod)
 		if err != nil {
 			if b.multi() {
-				if !answeredLookup(err) && ctx.Err() == nil {
+				switch {
+				case answeredLookup(err):
+					err = fmt.Errorf("cluster %s: %w", m.Name, err)
+				case ctx.Err() != nil: // the command itself ended: not the cluster's fault
+				default:
+					if lctx.Err() != nil {
+						err = fmt.Errorf("no answer within %s", b.opts.LookupTimeout)
+					}
 					m.breaker.Failure(shortReason(err))
+					err = fmt.Errorf("cluster %s cannot be reached (%w)", m.Name, err)
 				}
-				err = fmt.Errorf("cluster %s: %w", m.Name, err)
 			}
 			b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "cluster", m.Name,
 				"namespace", ns, "pod", cmd.Pod, "error", err)

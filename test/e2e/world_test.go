@@ -101,19 +101,33 @@ var worldSeq atomic.Int64
 func newWorld(t *testing.T, ns string, opts worldOptions) *world {
 	t.Helper()
 	env := testenv.Start(t)
-	w := &world{t: t, env: env, admin: env.Clientset}
 	// A sequence number keeps names unique under -count=N, which runs the
 	// tests again on the same API server.
 	ns = fmt.Sprintf("%s-%d", ns, worldSeq.Add(1))
-	w.ns = env.KafkaNamespace(t, ns, opts.namespaceLabels)
+	return newWorldOn(t, env, ns, opts, newEmulator(t))
+}
 
+// newEmulator starts a Slack emulator that closes after the test's bots
+// have stopped (call it before starting them).
+func newEmulator(t *testing.T) *slackemu.Server {
+	t.Helper()
 	emu, err := slackemu.New(slackemu.Options{PingInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.emu = emu
-	t.Cleanup(emu.Close) // registered first: runs after the bots have stopped
+	t.Cleanup(emu.Close) // registered before the bots: runs after they have stopped
+	return emu
+}
 
+// newWorldOn makes namespace ns on env's API server a world whose Slack
+// is emu: two worlds on two API servers sharing one emulator are two
+// clusters served by one bot (see twoClusters).
+func newWorldOn(t *testing.T, env *testenv.Env, ns string, opts worldOptions, emu *slackemu.Server) *world {
+	t.Helper()
+	w := &world{t: t, env: env, admin: env.Clientset, emu: emu}
+	w.ns = env.KafkaNamespace(t, ns, opts.namespaceLabels)
+
+	var err error
 	w.kubelet, err = kubesim.New(env.Clientset, kubesim.Options{
 		NodeName: "node-" + ns, Namespaces: []string{w.ns}, ServeKubeletAPI: true,
 		Busybox: opts.busybox, WorkDir: t.TempDir(), Logf: t.Logf,
