@@ -18,10 +18,12 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
@@ -252,12 +254,38 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 			t.Errorf("after the failed apply these exist:\n  %s\nthe README says everything but the Kafka namespaces' objects:\n  %s",
 				strings.Join(got, "\n  "), strings.Join(rest, "\n  "))
 		}
+		// What the half-installed bot's startup self-check reports for the
+		// missing namespaces, and for a namespace that exists but that the
+		// install has no RBAC in (a list entry without its component): the
+		// state the README tells people to look for.
+		unbound := "kb-plain-unbound"
+		k.createNamespace(t, unbound)
+		cs, err := kubernetes.NewForConfig(k.env.ImpersonatedConfig("kb-plain-ops/kafka-bot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bot := kube.New(cs, kube.Options{Namespaces: kafka})
+		for _, ns := range append(slices.Clone(kafka), unbound) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if c := bot.CheckAdmission(ctx, ns); c.State != kube.AdmissionNoAccess {
+				t.Errorf("the self-check in %s: %s, want %s", ns, c, kube.AdmissionNoAccess)
+			}
+			cancel()
+		}
 		for _, ns := range kafka {
 			k.createNamespace(t, ns)
 		}
 		if out, ok := k.run(t, "apply", "-k", dir); !ok {
 			t.Fatalf("the rerun after creating %v failed:\n%s", kafka, out)
 		}
+		testenv.WaitFor(t, "the bot's RBAC in the Kafka namespaces", func(ctx context.Context) (bool, error) {
+			for _, ns := range kafka {
+				if c := bot.CheckAdmission(ctx, ns); c.State == kube.AdmissionNoAccess {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
 		if got := k.existing(t, objs); len(got) != len(objs) {
 			t.Errorf("after the rerun only these exist:\n  %s\nmissing: %v", strings.Join(got, "\n  "), slices.DeleteFunc(slices.Clone(inKafka), func(s string) bool { return slices.Contains(got, s) }))
 		}

@@ -6,9 +6,10 @@
 # 1. installs what the tests need when it is missing (busybox, which runs
 #    the repair script in the kubelet stand-in; skopeo, which checks the
 #    image) and builds the bot's image (hack/build-image.sh);
-# 2. builds kube-apiserver and etcd from hack/tools' pins, and Alertmanager
-#    from hack/tools/alertmanager's, or reuses the cached builds (about 6
-#    minutes each the first time on 2 cores, instant after);
+# 2. builds kube-apiserver and etcd from hack/tools' pins, Alertmanager
+#    from hack/tools/alertmanager's and Helm 3 and 4 from hack/tools/helm's,
+#    or reuses the cached builds (about 6 minutes each the first time on 2
+#    cores, instant after);
 # 3. builds kubectl from the same pins (hack/build-node.sh; deploy/'s tests
 #    run it), then runs go vet, staticcheck and go test over the whole module,
 #    real-apiserver tests included (they fail, never skip, when CI=true);
@@ -68,6 +69,13 @@ start=${SECONDS}
 ALERTMANAGER_BIN="$(bash hack/build-alertmanager.sh | tail -n1)"
 export ALERTMANAGER_BIN
 log "alertmanager ready in $((SECONDS - start))s: ${ALERTMANAGER_BIN}"
+
+# The real Helm 3 and Helm 4 the chart tests run (deploy/chart*_test.go),
+# from hack/tools/helm's pins (a few minutes the first time, instant after).
+start=${SECONDS}
+HELM_BIN="$(bash hack/build-helm.sh | tail -n1)"
+export HELM_BIN
+log "helm ready in $((SECONDS - start))s: ${HELM_BIN}"
 
 # kubectl from the same pins (hack/build-node.sh, which also builds the
 # real-node stage's binaries, so CI builds nothing twice): deploy/'s tests run

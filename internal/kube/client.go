@@ -6,12 +6,10 @@ package kube
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Options are the limits and scope of a Client.
@@ -58,17 +56,13 @@ func (c *Client) NamespaceAllowed(ns string) bool {
 	return len(c.opts.Namespaces) == 0 || slices.Contains(c.opts.Namespaces, ns)
 }
 
-// RESTConfig loads a REST config: the kubeconfig's standard loading rules
-// (KUBECONFIG, ~/.kube/config), falling back to the in-cluster config.
+// RESTConfig loads a REST config from kubeconfig (the KUBECONFIG value: a
+// path list) with kubectl's rules, falling back to the in-cluster config;
+// see LoadConnection.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = ""
-		rules.Precedence = filepath.SplitList(kubeconfig)
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	c, err := LoadConnection(kubeconfig, ConfigFlags{})
 	if err != nil {
 		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
 	}
-	return cfg, nil
+	return c.REST, nil
 }

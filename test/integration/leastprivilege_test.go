@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testenv/botuses"
 )
 
 // Where a permission applies: every Kafka namespace, or the bot's own.
@@ -43,35 +44,28 @@ type use struct {
 	usedBy string
 }
 
-// botUses is every request the bot's code makes. It is the contract
-// between the code and deploy/base/rbac.yaml: TestBotUsesAreWhatTheCodeCalls
-// derives the (resource, verb) pairs from the code's calls and fails unless
-// they are exactly these, TestDeployGrantsEveryUse proves each is granted,
-// TestDeployGrantsNothingElse that nothing more is. When the code starts
-// making a new kind of request, add it here and to deploy/base/rbac.yaml.
-var botUses = []use{
-	{inKafka, "", "pods", []string{"get", "list", "watch"},
-		"kube.Client finding and inspecting brokers; kube.PodInformer and kube watch for the sweep and for waiting on pods"},
-	{inKafka, "", "pods", []string{"create", "patch", "delete"},
-		"kube repair.go: create and remove the debug pod, patch its go-signal annotation; delete the broker pod so its StatefulSet recreates it"},
-	{inKafka, "", "pods/log", []string{"get"},
-		"kube inspect.go and repair.go: the previous container's log tail, the debug pod's output"},
-	{inKafka, "", "events", []string{"list"},
-		"kube inspect.go: recent events about the broker pod"},
-	{inKafka, "", "events", []string{"create"},
-		"kube events.go: each repair step recorded as an Event on the broker pod"},
-	{inKafka, "", "persistentvolumeclaims", []string{"get", "list"},
-		"kube inspect.go: the broker's claims (one get, or one list for several)"},
-	{inKafka, "coordination.k8s.io", "leases", []string{"get", "list", "create", "update", "delete"},
-		"kube lease.go via recovery lock.go: per-broker repair locks, found again after a restart; kube decision.go: approval decision records, pruned (deleted) after expiry"},
-	{inBot, "coordination.k8s.io", "leases", []string{"get", "create", "update"},
-		"sweep: client-go leaderelection LeaseLock"},
-	{inBot, "", "configmaps", []string{"get", "list", "watch", "create", "update"},
-		"kube informer_state.go via sweep: alert state ConfigMap and its informer"},
-}
+// botUses is every request the bot's code makes (botuses.All, shared with
+// the Helm chart's tests in deploy/), with its scope as a namespace
+// placeholder. It is the contract between the code and deploy/base/rbac.yaml:
+// TestBotUsesAreWhatTheCodeCalls derives the (resource, verb) pairs from the
+// code's calls and fails unless they are exactly these,
+// TestDeployGrantsEveryUse proves each is granted, TestDeployGrantsNothingElse
+// that nothing more is. When the code starts making a new kind of request,
+// add it to botuses.All and to deploy/base/rbac.yaml.
+var botUses = func() []use {
+	var out []use
+	for _, u := range botuses.All {
+		ns := inKafka
+		if u.Scope == botuses.InBot {
+			ns = inBot
+		}
+		out = append(out, use{ns, u.Group, u.Resource, u.Verbs, u.UsedBy})
+	}
+	return out
+}()
 
 // stateConfigMap is the one ConfigMap the bot reads and writes.
-const stateConfigMap = "kafkabot-alert-state"
+const stateConfigMap = botuses.StateConfigMap
 
 func usedPermissions() []permission {
 	var out []permission
