@@ -29,6 +29,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
+// applyRuns counts the runs of TestApplyWithoutTheKafkaNamespace in this
+// process.
+var applyRuns int
+
 // envKubectl names the kubectl binary the apply tests run: the one
 // hack/build-node.sh builds from hack/tools' pins (hack/test.sh sets it).
 const envKubectl = "KUBECTL"
@@ -236,9 +240,13 @@ func TestKubectlBuildsWhatTheTestsCheck(t *testing.T) {
 // and fails naming each missing namespace.
 func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 	k := startKubectlEnv(t)
+	// Names of their own on each run (go test -count=N shares the API server).
+	applyRuns++
+	run := fmt.Sprintf("kb%d", applyRuns)
 
 	t.Run("plain apply creates the rest, fails naming the namespace, and a rerun completes it", func(t *testing.T) {
-		dir, objs, kafka := installOverlay(t, "kb-plain")
+		prefix := run + "-plain"
+		dir, objs, kafka := installOverlay(t, prefix)
 		inKafka, rest := partition(objs, kafka)
 		out, ok := k.run(t, "apply", "-k", dir)
 		t.Logf("kubectl apply -k without the Kafka namespaces:\n%s", out)
@@ -258,9 +266,9 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		// missing namespaces, and for a namespace that exists but that the
 		// install has no RBAC in (a list entry without its component): the
 		// state the README tells people to look for.
-		unbound := "kb-plain-unbound"
+		unbound := prefix + "-unbound"
 		k.createNamespace(t, unbound)
-		cs, err := kubernetes.NewForConfig(k.env.ImpersonatedConfig("kb-plain-ops/kafka-bot"))
+		cs, err := kubernetes.NewForConfig(k.env.ImpersonatedConfig(prefix + "-ops/kafka-bot"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +300,8 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 	})
 
 	t.Run("the preflight creates nothing and names every missing namespace", func(t *testing.T) {
-		dir, objs, kafka := installOverlay(t, "kb-pre")
+		prefix := run + "-pre"
+		dir, objs, kafka := installOverlay(t, prefix)
 		preflight := []string{"apply", "-k", dir, "--dry-run=server", "-l", preflightSelector}
 		out, ok := k.run(t, preflight...)
 		t.Logf("the preflight without the Kafka namespaces:\n%s", out)
@@ -325,7 +334,7 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		}
 		// The README's step 2 may have created the bot's namespace (for the
 		// Secret) before the install: the install adopts it.
-		if out, ok := k.run(t, "create", "namespace", "kb-pre-ops"); !ok {
+		if out, ok := k.run(t, "create", "namespace", prefix+"-ops"); !ok {
 			t.Fatal(out)
 		}
 		if out, ok := k.run(t, "apply", "-k", dir); !ok {
@@ -336,7 +345,7 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		ns, err := k.env.Clientset.CoreV1().Namespaces().Get(ctx, "kb-pre-ops", metav1.GetOptions{})
+		ns, err := k.env.Clientset.CoreV1().Namespaces().Get(ctx, prefix+"-ops", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
