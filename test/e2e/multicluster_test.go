@@ -394,8 +394,8 @@ func TestFleetRepairApprovedOnAOnlyTouchesA(t *testing.T) {
 // with a lookup timeout far longer than the test's own wait, so they
 // cannot be waiting on B at all. With a short lookup timeout, a short name
 // found only in A is diagnosed from A (B's failure is told beside it, not
-// in its place), and `/kafka status` shows A's pods and B as cannot be
-// reached.
+// in its place), `/kafka status` shows A's pods and B as cannot be
+// reached, and a command naming B is told that B cannot be reached.
 func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 	type downCluster func(t *testing.T) *rest.Config
 	for _, tc := range []struct {
@@ -456,6 +456,12 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 				}
 				if strings.Contains(st, clusterA+"* cannot be reached") {
 					t.Errorf("/kafka status shows %s as unreachable:\n%s", clusterA, st)
+				}
+				// A command naming B is told B cannot be reached (within
+				// the lookup timeout), to the requester only.
+				reply := messageText(t, f.ask("diagnose "+clusterB+"/broker-0"))
+				if !strings.Contains(reply, "cluster "+clusterB+" cannot be reached") {
+					t.Errorf("/kafka diagnose %s/broker-0 with %s down: the reply does not say it cannot be reached:\n%s", clusterB, clusterB, reply)
 				}
 			})
 		})
