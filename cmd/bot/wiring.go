@@ -25,6 +25,8 @@ func kubeClientFor(cfg *config.Config, rc *rest.Config, userAgent string) (*kube
 		LogTailBytes: cfg.LogTailBytes,
 		LogTailLines: cfg.LogTailLines,
 		Selector:     cfg.KafkaSelector,
+		// The diagnosis runs the repair's root-broker check too.
+		AllowRootBroker: cfg.AllowRootBroker,
 	}), nil
 }
 

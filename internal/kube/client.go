@@ -21,6 +21,10 @@ type Options struct {
 	LogTailLines int64
 	// Selector is a label selector for Kafka pods; empty means the built-in ones.
 	Selector string
+	// AllowRootBroker (ALLOW_ROOT_BROKER) is the repair's setting, for the
+	// diagnosis: without it a broker running as uid 0 is read with a
+	// Snapshot.RepairRefusal (CheckRootBroker), so no Approve is offered.
+	AllowRootBroker bool
 }
 
 // Client is the bot's access to one cluster.

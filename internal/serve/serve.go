@@ -188,6 +188,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		client := kube.New(cs, kube.Options{
 			Namespaces: namespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
+			AllowRootBroker: cfg.AllowRootBroker,
 		})
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
