@@ -18,14 +18,20 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// applyRuns counts the runs of TestApplyWithoutTheKafkaNamespace in this
+// process.
+var applyRuns int
 
 // envKubectl names the kubectl binary the apply tests run: the one
 // hack/build-node.sh builds from hack/tools' pins (hack/test.sh sets it).
@@ -234,9 +240,13 @@ func TestKubectlBuildsWhatTheTestsCheck(t *testing.T) {
 // and fails naming each missing namespace.
 func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 	k := startKubectlEnv(t)
+	// Names of their own on each run (go test -count=N shares the API server).
+	applyRuns++
+	run := fmt.Sprintf("kb%d", applyRuns)
 
 	t.Run("plain apply creates the rest, fails naming the namespace, and a rerun completes it", func(t *testing.T) {
-		dir, objs, kafka := installOverlay(t, "kb-plain")
+		prefix := run + "-plain"
+		dir, objs, kafka := installOverlay(t, prefix)
 		inKafka, rest := partition(objs, kafka)
 		out, ok := k.run(t, "apply", "-k", dir)
 		t.Logf("kubectl apply -k without the Kafka namespaces:\n%s", out)
@@ -252,19 +262,46 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 			t.Errorf("after the failed apply these exist:\n  %s\nthe README says everything but the Kafka namespaces' objects:\n  %s",
 				strings.Join(got, "\n  "), strings.Join(rest, "\n  "))
 		}
+		// What the half-installed bot's startup self-check reports for the
+		// missing namespaces, and for a namespace that exists but that the
+		// install has no RBAC in (a list entry without its component): the
+		// state the README tells people to look for.
+		unbound := prefix + "-unbound"
+		k.createNamespace(t, unbound)
+		cs, err := kubernetes.NewForConfig(k.env.ImpersonatedConfig(prefix + "-ops/kafka-bot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bot := kube.New(cs, kube.Options{Namespaces: kafka})
+		for _, ns := range append(slices.Clone(kafka), unbound) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if c := bot.CheckAdmission(ctx, ns); c.State != kube.AdmissionNoAccess {
+				t.Errorf("the self-check in %s: %s, want %s", ns, c, kube.AdmissionNoAccess)
+			}
+			cancel()
+		}
 		for _, ns := range kafka {
 			k.createNamespace(t, ns)
 		}
 		if out, ok := k.run(t, "apply", "-k", dir); !ok {
 			t.Fatalf("the rerun after creating %v failed:\n%s", kafka, out)
 		}
+		testenv.WaitFor(t, "the bot's RBAC in the Kafka namespaces", func(ctx context.Context) (bool, error) {
+			for _, ns := range kafka {
+				if c := bot.CheckAdmission(ctx, ns); c.State == kube.AdmissionNoAccess {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
 		if got := k.existing(t, objs); len(got) != len(objs) {
 			t.Errorf("after the rerun only these exist:\n  %s\nmissing: %v", strings.Join(got, "\n  "), slices.DeleteFunc(slices.Clone(inKafka), func(s string) bool { return slices.Contains(got, s) }))
 		}
 	})
 
 	t.Run("the preflight creates nothing and names every missing namespace", func(t *testing.T) {
-		dir, objs, kafka := installOverlay(t, "kb-pre")
+		prefix := run + "-pre"
+		dir, objs, kafka := installOverlay(t, prefix)
 		preflight := []string{"apply", "-k", dir, "--dry-run=server", "-l", preflightSelector}
 		out, ok := k.run(t, preflight...)
 		t.Logf("the preflight without the Kafka namespaces:\n%s", out)
@@ -297,7 +334,7 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		}
 		// The README's step 2 may have created the bot's namespace (for the
 		// Secret) before the install: the install adopts it.
-		if out, ok := k.run(t, "create", "namespace", "kb-pre-ops"); !ok {
+		if out, ok := k.run(t, "create", "namespace", prefix+"-ops"); !ok {
 			t.Fatal(out)
 		}
 		if out, ok := k.run(t, "apply", "-k", dir); !ok {
@@ -308,7 +345,7 @@ func TestApplyWithoutTheKafkaNamespace(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		ns, err := k.env.Clientset.CoreV1().Namespaces().Get(ctx, "kb-pre-ops", metav1.GetOptions{})
+		ns, err := k.env.Clientset.CoreV1().Namespaces().Get(ctx, prefix+"-ops", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

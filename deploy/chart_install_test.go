@@ -52,6 +52,8 @@ var installSecrets = map[string]string{
 //   - no secret value appears in Helm's output;
 //   - a Kafka namespace that does not exist fails the install, named,
 //     before anything is created;
+//   - helm upgrade with another Kafka namespace list moves the access (and
+//     KAFKA_NAMESPACES) with it;
 //   - helm uninstall keeps the release namespace.
 func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 	hs := helms(t)
@@ -142,6 +144,8 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 			"admissionPolicy": map[string]any{"create": i == 0},
 			"service":         map[string]any{"enabled": true},
 			"alertmanager":    map[string]any{"enabled": true},
+			// The API server accepts the bot's own NetworkPolicy too.
+			"networkPolicy": map[string]any{"enabled": true, "apiServer": map[string]any{"cidrs": []string{"127.0.0.1/32"}}},
 		}
 		valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 		data, err := yaml.Marshal(values)
@@ -183,6 +187,42 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 			checkPolicyBindsTheRelease(ctx, t, env, bot, r.kafka, r.botNS)
 		})
 	}
+
+	// helm upgrade with another Kafka namespace list: the dropped
+	// namespace's access goes, the new one's comes, the ConfigMap follows.
+	t.Run("upgrade changes the Kafka namespaces", func(t *testing.T) {
+		r := releases[0]
+		dropped, kept := r.kafka[1], r.kafka[0]
+		added := env.Namespace(t, "inventory-"+r.h.name, nil)
+		stdout, stderr, ok := r.h.run(t, "upgrade", r.release, chartDir, "--namespace", r.botNS, "--kubeconfig", kubeconfig,
+			"--reuse-values", "--set", "kafkaNamespaces={"+kept+","+added+"}")
+		if !ok {
+			t.Fatalf("helm upgrade failed:\n%s%s", stdout, stderr)
+		}
+		bot, err := kubernetes.NewForConfig(r.serviceAccountCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGrantsEveryUse(ctx, t, bot, []string{kept, added}, r.botNS)
+		checkGrantsNothingElse(ctx, t, env.Clientset, r.release, []string{kept, added}, r.botNS, r.serviceAccountCfg.Impersonate.UserName)
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: dropped, Resource: "pods", Verb: "get"},
+		}}
+		testenv.WaitFor(t, "the bot's access to the dropped namespace "+dropped+" to go", func(ctx context.Context) (bool, error) {
+			got, err := bot.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			return !got.Status.Allowed, nil
+		})
+		cm, err := env.Clientset.CoreV1().ConfigMaps(r.botNS).Get(ctx, "kafka-bot", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := kept + "," + added; cm.Data["KAFKA_NAMESPACES"] != want {
+			t.Errorf("after the upgrade KAFKA_NAMESPACES = %q, want %q", cm.Data["KAFKA_NAMESPACES"], want)
+		}
+	})
 
 	for i := len(releases) - 1; i >= 0; i-- {
 		r := releases[i]

@@ -333,20 +333,35 @@ var intentionalDifferences = []intentional{
 		}},
 }
 
-// TestChartMatchesKustomize renders the chart with the values equivalent to
-// deploy/base (release namespace kafka-bot, Kafka namespace kafka) and
-// compares it with the kustomize build object by object: the same kinds,
-// names and namespaces, and every field equal (RBAC rules and subjects, the
-// pod and container securityContext, the admission policy and its binding,
-// the Namespace's policy parameters...) except the intentional differences
+// TestChartMatchesKustomize renders the chart with values equivalent to a
+// kustomize install (deploy/base itself: bot in kafka-bot, Kafka in kafka;
+// and an overlay with the bot in ops and Kafka in data and data2) and
+// compares the two object by object: the same kinds, names and
+// namespaces, and every field equal (RBAC rules and subjects, the pod and
+// container securityContext, the admission policy and its binding, the
+// Namespace's policy parameters...) except the intentional differences
 // listed above.
 func TestChartMatchesKustomize(t *testing.T) {
-	out, stderr, ok := helms(t)[0].template(t, releaseNamespace, "-f", filepath.Join(chartTestdata, "values", "default.yaml"))
-	if !ok {
-		t.Fatal(stderr)
+	h := helms(t)[0]
+	for _, tc := range []struct {
+		name, kustomizeDir, namespace, values string
+	}{
+		{"deploy/base", ".", releaseNamespace, filepath.Join(chartTestdata, "values", "default.yaml")},
+		{"two Kafka namespaces", filepath.Join(chartTestdata, "kustomize", "two-namespaces"), "ops", filepath.Join(chartTestdata, "values", "ops-two-namespaces.yaml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, ok := h.template(t, tc.namespace, "-f", tc.values)
+			if !ok {
+				t.Fatal(stderr)
+			}
+			compareWithKustomize(t, parseObjects(t, out), parseObjects(t, string(buildDir(t, tc.kustomizeDir))))
+		})
 	}
-	chart := index(t, parseObjects(t, out))
-	kust := index(t, parseObjects(t, string(build(t))))
+}
+
+func compareWithKustomize(t *testing.T, chartObjs, kustomizeObjs []map[string]any) {
+	t.Helper()
+	chart, kust := index(t, chartObjs), index(t, kustomizeObjs)
 	var onlyChart, onlyKust []string
 	for k := range chart {
 		if _, ok := kust[k]; !ok {
@@ -361,7 +376,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 	sort.Strings(onlyChart)
 	sort.Strings(onlyKust)
 	if len(onlyChart)+len(onlyKust) > 0 {
-		t.Errorf("the chart and deploy/base render different objects:\n  only in the chart: %v\n  only in kustomize: %v", onlyChart, onlyKust)
+		t.Errorf("the chart and kustomize render different objects:\n  only in the chart: %v\n  only in kustomize: %v", onlyChart, onlyKust)
 	}
 	var compared int
 	for key, c := range chart {
@@ -376,7 +391,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 		if !reflect.DeepEqual(c, k) {
 			cy, _ := yaml.Marshal(c)
 			ky, _ := yaml.Marshal(k)
-			t.Errorf("%s differs from deploy/base's beyond the intentional differences:\n%s", key, firstDifference(string(ky), string(cy)))
+			t.Errorf("%s differs from kustomize's beyond the intentional differences:\n%s", key, firstDifference(string(ky), string(cy)))
 		}
 	}
 	if compared < 10 {

@@ -4,50 +4,63 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
+	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/demo"
 )
 
-const demoUsage = `usage: bot demo [--yes] [--rules FILE] [--shell auto|busybox|sh] [--metrics] [--verbose]
-
-Plays the whole story on an in-process cluster (client-go's fake clientset and
+const demoLong = `Plays the whole story on an in-process cluster (client-go's fake clientset and
 a kubelet stand-in) and a Slack emulator, with the real bot and its health
 sweep in between: a crash-looping broker, the sweep's alert in #kafka-alerts,
 /kafka diagnose broker-0, the approval, each repair step, the recovered
-broker, the alert resolved. No cluster, no Slack, no network.`
+broker, the alert resolved. No cluster, no Slack, no network.
+
+It exits non-zero when the story does not end with the alert posted, the
+broker repaired and the alert resolved.`
+
+// demoArgs are the parsed flags of `bot demo`.
+type demoArgs struct {
+	yes, withMetrics, verbose bool
+	rules, shell              string
+}
+
+// newDemoCmd is `bot demo`.
+func newDemoCmd() *cobra.Command {
+	var a demoArgs
+	cmd := &cobra.Command{
+		Use:   "demo [--yes] [--rules FILE] [--shell auto|busybox|sh] [--metrics] [--verbose]",
+		Short: "Play the whole story on an in-process cluster and Slack emulator",
+		Long:  demoLong,
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneOf("shell", a.shell, string(demo.ShellAuto), string(demo.ShellBusybox), string(demo.ShellSystem)); err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), a, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&a.yes, "yes", false, "approve without waiting for Enter")
+	f.StringVar(&a.rules, "rules", "", "YAML file of site-specific rules, added to the built-in ones (as RULES_FILE)")
+	f.StringVar(&a.shell, "shell", string(demo.ShellAuto), "what runs the repair script: auto (busybox when on PATH, else /bin/sh), busybox or sh")
+	f.BoolVar(&a.withMetrics, "metrics", false, "show a /metrics excerpt at the end")
+	f.BoolVar(&a.verbose, "verbose", false, "print the bot's logs on stderr (default: a temporary file)")
+	_ = cmd.RegisterFlagCompletionFunc("shell", completeValues(string(demo.ShellAuto), string(demo.ShellBusybox), string(demo.ShellSystem)))
+	return cmd
+}
 
 // runDemo is `bot demo`. It exits non-zero when the story does not end
 // with the alert posted, the broker repaired and the alert resolved, so a
 // test or CI can trust it.
-func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	yes := fs.Bool("yes", false, "approve without waiting for Enter")
-	rules := fs.String("rules", "", "YAML file of site-specific rules, added to the built-in ones (as RULES_FILE)")
-	shell := fs.String("shell", string(demo.ShellAuto), "what runs the repair script: auto (busybox when on PATH, else /bin/sh), busybox or sh")
-	withMetrics := fs.Bool("metrics", false, "show a /metrics excerpt at the end")
-	verbose := fs.Bool("verbose", false, "print the bot's logs on stderr (default: a temporary file)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, demoUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return nil
-		}
-		return fmt.Errorf("%w: %v\n%s", errUsage, err, demoUsage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q\n%s", errUsage, fs.Arg(0), demoUsage)
-	}
+func runDemo(ctx context.Context, a demoArgs, stdin io.Reader, stdout, stderr io.Writer) error {
+	yes, rules, shell, withMetrics, verbose := &a.yes, &a.rules, &a.shell, &a.withMetrics, &a.verbose
 	engine, err := loadEngine(&config.Config{RulesFile: *rules})
 	if err != nil {
 		return err

@@ -3,14 +3,23 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
+
+	"github.com/spf13/cobra"
 )
 
-// runDemo in a production build (-tags nodemo, as hack/build-bot.sh and
+// newDemoCmd in a production build (-tags nodemo, as hack/build-bot.sh and
 // the image build): the demo's fake cluster, kubelet stand-in and Slack
-// emulator are not linked, so `bot serve` never initialises them.
-func runDemo(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
-	return errors.New("this build has no demo (built with -tags nodemo, as the container image is); run `go run ./cmd/bot demo` from a checkout")
+// emulator are not linked, so `bot serve` never initialises them. The
+// command stays, to say so.
+func newDemoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "demo",
+		Short:              "Not in this build (-tags nodemo): run `go run ./cmd/bot demo` from a checkout",
+		Long:               "This build has no demo (built with -tags nodemo, as the container image is):\nrun `go run ./cmd/bot demo` from a checkout.",
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("this build has no demo (built with -tags nodemo, as the container image is); run `go run ./cmd/bot demo` from a checkout")
+		},
+	}
 }

@@ -153,8 +153,8 @@ func TestDemoFailsLoudly(t *testing.T) {
 	}{
 		{"no approval: input ends", []string{"--shell", "auto"}, "", 1, "no approval"},
 		{"a rules file that does not load", []string{"--yes", "--rules", brokenRules}, "", 1, "RULES_FILE"},
-		{"an unknown shell", []string{"--yes", "--shell", "zsh"}, "", 1, `unknown shell "zsh"`},
-		{"an unknown flag", []string{"--no-such-flag"}, "", 2, "flag provided but not defined"},
+		{"an unknown shell", []string{"--yes", "--shell", "zsh"}, "", 2, `--shell "zsh": want auto, busybox or sh`},
+		{"an unknown flag", []string{"--no-such-flag"}, "", 2, "unknown flag: --no-such-flag"},
 		{"an argument", []string{"broker-0"}, "", 2, `unexpected argument "broker-0"`},
 	}
 	for _, tt := range tests {

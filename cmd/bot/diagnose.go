@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,14 +10,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 // diagnoseTimeout bounds one `bot diagnose` run (pod lookup, reads, engine).
 const diagnoseTimeout = 2 * time.Minute
-
-const diagnoseUsage = "usage: bot diagnose [-n NAMESPACE] POD [--output text|json]"
 
 // findingEngine is what `bot diagnose` needs of the diagnosis engine
 // (*diagnose.Engine).
@@ -29,55 +27,74 @@ type findingEngine interface {
 
 // diagnoseArgs are the parsed arguments of `bot diagnose`.
 type diagnoseArgs struct {
-	namespace string
-	pod       string
-	output    string
+	cluster clusterFlags
+	pod     string
+	output  string
+}
+
+// newDiagnoseCmd is `bot diagnose`; action runs the parsed command
+// (runDiagnose, or a test's recorder).
+func newDiagnoseCmd(action func(context.Context, diagnoseArgs, io.Writer) error) *cobra.Command {
+	var a diagnoseArgs
+	cmd := &cobra.Command{
+		Use:   "diagnose POD [-n NAMESPACE] [-o text|json]",
+		Short: "Diagnose one Kafka pod of a live cluster (read-only)",
+		Long: `Find one Kafka pod of the live cluster, read its status, events, claims and
+the previous container's log, run the diagnosis engine and print the
+findings with the facts they were drawn from. It only reads the cluster.
+
+POD is a pod name or the end of one (broker-0 finds foobar-kafka-broker-0).
+Without -n it looks in the kubeconfig context's namespace when the context
+names one inside KAFKA_NAMESPACES, else in every namespace in
+KAFKA_NAMESPACES (every one the credentials may read when that is empty);
+-A always looks everywhere.`,
+		Example: `  bot diagnose broker-0
+  bot diagnose -n kafka foobar-kafka-broker-0 -o json
+  bot diagnose --context prod --kubeconfig ~/.kube/prod broker-0`,
+		Args: exactArgs("POD"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.pod = args[0]
+			if err := a.validate(); err != nil {
+				return err
+			}
+			return action(cmd.Context(), a, cmd.OutOrStdout())
+		},
+	}
+	a.cluster.add(cmd.Flags())
+	cmd.Flags().StringVarP(&a.output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("text", "json"))
+	return cmd
+}
+
+// validate checks the parsed arguments before the cluster is contacted.
+func (a diagnoseArgs) validate() error {
+	if err := oneOf("output", a.output, "text", "json"); err != nil {
+		return err
+	}
+	if err := a.cluster.validate(); err != nil {
+		return err
+	}
+	if err := kube.ValidateTarget(a.cluster.namespace, a.pod); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 // runDiagnose is `bot diagnose`: find one Kafka pod of the live cluster,
 // read it, run the diagnosis engine and print the findings with the facts
 // they were drawn from. It only reads the cluster.
-func runDiagnose(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-	a, err := parseDiagnoseArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, diagnoseUsage)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %v\n%s", errUsage, err, diagnoseUsage)
-	}
-	_, engine, client, err := clusterTools("kafkabot-diagnose")
+func runDiagnose(ctx context.Context, a diagnoseArgs, stdout io.Writer) error {
+	_, engine, client, where, err := clusterTools("kafkabot-diagnose", &a.cluster)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
-	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
+	ns, pod, err := client.FindPod(ctx, where.namespace, a.pod)
 	if err != nil {
-		return err
+		return where.explain(err)
 	}
 	return diagnosePod(ctx, client, engine, ns, pod, a.output, stdout)
-}
-
-// parseDiagnoseArgs accepts flags before or after the pod name:
-// -n/--namespace NS and -o/--output text|json.
-func parseDiagnoseArgs(args []string) (diagnoseArgs, error) {
-	a := diagnoseArgs{output: "text"}
-	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&a.namespace, "n", "", "namespace of the pod")
-	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
-	fs.StringVar(&a.output, "o", "text", "output format: text or json")
-	fs.StringVar(&a.output, "output", "text", "output format: text or json")
-	pod, err := parseOneArg(fs, args, "POD")
-	if err != nil {
-		return a, err
-	}
-	a.pod = pod
-	if a.output != "text" && a.output != "json" {
-		return a, fmt.Errorf("--output %q: want text or json", a.output)
-	}
-	return a, kube.ValidateTarget(a.namespace, a.pod)
 }
 
 // diagnosePod reads ns/pod through client, runs engine on what it read and

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -243,48 +243,54 @@ func TestDiagnosePodErrors(t *testing.T) {
 }
 
 func TestParseDiagnoseArgs(t *testing.T) {
+	ns := func(n string) clusterFlags { return clusterFlags{namespace: n} }
 	tests := []struct {
 		args    string
 		want    diagnoseArgs
 		wantErr string
 	}{
 		{args: "broker-0", want: diagnoseArgs{pod: "broker-0", output: "text"}},
-		{args: "-n kafka broker-0", want: diagnoseArgs{namespace: "kafka", pod: "broker-0", output: "text"}},
-		{args: "broker-0 -n kafka --output json", want: diagnoseArgs{namespace: "kafka", pod: "broker-0", output: "json"}},
-		{args: "--namespace=kafka -o json foobar-kafka-broker-0", want: diagnoseArgs{namespace: "kafka", pod: "foobar-kafka-broker-0", output: "json"}},
+		{args: "-n kafka broker-0", want: diagnoseArgs{cluster: ns("kafka"), pod: "broker-0", output: "text"}},
+		{args: "broker-0 -n kafka --output json", want: diagnoseArgs{cluster: ns("kafka"), pod: "broker-0", output: "json"}},
+		{args: "--namespace=kafka -o json foobar-kafka-broker-0", want: diagnoseArgs{cluster: ns("kafka"), pod: "foobar-kafka-broker-0", output: "json"}},
+		{args: "-nkafka -ojson broker-0", want: diagnoseArgs{cluster: ns("kafka"), pod: "broker-0", output: "json"}},
+		{args: "broker-0 -A --context prod --kubeconfig /tmp/k", want: diagnoseArgs{cluster: clusterFlags{allNamespaces: true, context: "prod", kubeconfig: "/tmp/k"}, pod: "broker-0", output: "text"}},
 		{args: "", wantErr: "missing POD"},
 		{args: "-n kafka", wantErr: "missing POD"},
 		{args: "broker-0 broker-1", wantErr: "one POD expected, got 2"},
 		{args: "broker-0 --output yaml", wantErr: `--output "yaml": want text or json`},
-		{args: "broker-0 --force", wantErr: "flag provided but not defined"},
-		{args: "broker-0 -n", wantErr: "flag needs an argument"},
+		{args: "broker-0 --force", wantErr: "unknown flag: --force"},
+		{args: "broker-0 -n", wantErr: "flag needs an argument: 'n' in -n"},
+		{args: "broker-0 -n kafka -A", wantErr: "-n/--namespace and -A/--all-namespaces exclude each other"},
 		{args: "../etc", wantErr: "invalid name: pod \"../etc\""},
 		{args: "-n Kafka broker-0", wantErr: "invalid name: namespace \"Kafka\""},
 	}
 	for _, tt := range tests {
-		got, err := parseDiagnoseArgs(strings.Fields(tt.args))
+		var got diagnoseArgs
+		called := false
+		cmd := newDiagnoseCmd(func(_ context.Context, a diagnoseArgs, _ io.Writer) error {
+			got, called = a, true
+			return nil
+		})
+		_, _, err := executeCmd(t, cmd, "", strings.Fields(tt.args)...)
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseDiagnoseArgs(%q) error = %v, want %q", tt.args, err, tt.wantErr)
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tt.wantErr) || called {
+				t.Errorf("diagnose %q: err %v, ran %t; want a usage error %q", tt.args, err, called, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("parseDiagnoseArgs(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
+			t.Errorf("diagnose %q = %+v, %v; want %+v", tt.args, got, err, tt.want)
 		}
-	}
-	if _, err := parseDiagnoseArgs([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("-h: err = %v, want flag.ErrHelp", err)
 	}
 }
 
 func TestRunDiagnoseUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	err := runDiagnose(context.Background(), []string{"a", "b"}, strings.NewReader(""), &stdout, &stderr)
-	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), diagnoseUsage) {
-		t.Errorf("err = %v, want a usage error that shows the usage", err)
-	}
 	if code := run(context.Background(), []string{"diagnose"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
 		t.Errorf("bot diagnose without a pod exited %d, want 2", code)
+	}
+	if want := "bot diagnose: missing POD\nSee 'bot diagnose --help' for usage.\n"; stderr.String() != want || stdout.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q; want stderr %q and no stdout", stderr.String(), stdout.String(), want)
 	}
 }

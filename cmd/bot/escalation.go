@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -12,64 +11,119 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
-const escalationUsage = `usage: bot escalation list
-       bot escalation clear NAMESPACE/CLUSTER [--yes]
-
-A cluster is escalated after a repair whose broker crashed again: the bot
+const escalationLong = `A cluster is escalated after a repair whose broker crashed again: the bot
 runs no automated repair of its brokers until a person clears the record.
 CLUSTER is the cluster label (strimzi.io/cluster, app.kubernetes.io/instance,
 or the Confluent app label); NAMESPACE/* names a namespace's Kafka pods that
 have none.`
 
-// runEscalation is `bot escalation list|clear`.
-func runEscalation(ctx context.Context, args []string, stdin io.Reader, stdout, _ io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		if len(args) == 0 {
-			return fmt.Errorf("%w: missing list or clear\n%s", errUsage, escalationUsage)
-		}
-		fmt.Fprintln(stdout, escalationUsage)
-		return nil
+// newEscalationCmd is `bot escalation list|clear`. The cluster flags are
+// shared by both verbs.
+func newEscalationCmd() *cobra.Command {
+	var flags clusterFlags
+	cmd := &cobra.Command{
+		Use:   "escalation list | clear NAMESPACE/CLUSTER [--yes]",
+		Short: "List or clear clusters escalated after a failed repair",
+		Long:  escalationLong,
+		Example: `  bot escalation list
+  bot escalation list -n kafka
+  bot escalation clear kafka/foobar
+  bot escalation clear foobar -n kafka --yes`,
+		// A verb that is not list or clear lands here as an argument.
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown verb %q: want list or clear", args[0])
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			return usagef("missing list or clear")
+		},
 	}
-	verb, rest := args[0], args[1:]
-	switch verb {
-	case "list":
-		if len(rest) > 0 {
-			return fmt.Errorf("%w: list takes no arguments\n%s", errUsage, escalationUsage)
-		}
-		_, _, client, err := clusterTools("kafkabot-escalation")
-		if err != nil {
-			return err
-		}
-		return listEscalations(ctx, client, stdout)
-	case "clear":
-		fs := flag.NewFlagSet("escalation clear", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		yes := fs.Bool("yes", false, "clear without asking")
-		arg, err := parseOneArg(fs, rest, "NAMESPACE/CLUSTER")
-		if err != nil {
-			return fmt.Errorf("%w: %v\n%s", errUsage, err, escalationUsage)
-		}
-		key, err := kube.ParseClusterKey(arg)
-		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		}
-		_, _, client, err := clusterTools("kafkabot-escalation")
-		if err != nil {
-			return err
-		}
-		return clearEscalation(ctx, client, key, *yes, stdin, stdout)
+	flags.add(cmd.PersistentFlags())
+
+	list := &cobra.Command{
+		Use:   "list [-n NAMESPACE | -A]",
+		Short: "List the escalated clusters",
+		Long: escalationLong + `
+
+Without -n it lists the kubeconfig context's namespace when the context
+names one, else every namespace in KAFKA_NAMESPACES (every one the
+credentials may read when that is empty); -A always lists everywhere.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := flags.validate(); err != nil {
+				return err
+			}
+			_, _, client, where, err := clusterTools("kafkabot-escalation", &flags)
+			if err != nil {
+				return err
+			}
+			return listEscalations(cmd.Context(), client, where.namespace, cmd.OutOrStdout())
+		},
 	}
-	return fmt.Errorf("%w: unknown verb %q\n%s", errUsage, verb, escalationUsage)
+
+	var yes bool
+	clear := &cobra.Command{
+		Use:   "clear NAMESPACE/CLUSTER [--yes]",
+		Short: "Allow automated repairs of an escalated cluster again",
+		Long: escalationLong + `
+
+The record is shown, then removed after a typed "yes" (or --yes). CLUSTER
+alone takes its namespace from -n, else from the kubeconfig context.`,
+		Args: exactArgs("NAMESPACE/CLUSTER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.validate(); err != nil {
+				return err
+			}
+			arg := args[0]
+			if !strings.Contains(arg, "/") && flags.namespace != "" {
+				arg = flags.namespace + "/" + arg
+			}
+			if strings.Contains(arg, "/") {
+				if _, err := kube.ParseClusterKey(arg); err != nil {
+					return usageError{err}
+				}
+			}
+			_, _, client, where, err := clusterTools("kafkabot-escalation", &flags)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(arg, "/") {
+				if where.namespace == "" {
+					return usagef("cluster %q: name its namespace (NAMESPACE/CLUSTER or -n NAMESPACE)", arg)
+				}
+				arg = where.namespace + "/" + arg
+			}
+			key, err := kube.ParseClusterKey(arg)
+			if err != nil {
+				return usageError{err}
+			}
+			return clearEscalation(cmd.Context(), client, key, yes, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	clear.Flags().BoolVar(&yes, "yes", false, "clear without asking")
+	cmd.AddCommand(list, clear)
+	return cmd
 }
 
-// listEscalations prints every escalation record in KAFKA_NAMESPACES (or
-// every namespace the bot may read).
-func listEscalations(ctx context.Context, client *kube.Client, stdout io.Writer) error {
+// listEscalations prints the escalation records of namespace, or of
+// every namespace in KAFKA_NAMESPACES (every one the bot may read when
+// that is empty) when namespace is "".
+func listEscalations(ctx context.Context, client *kube.Client, namespace string, stdout io.Writer) error {
 	namespaces := client.Options().Namespaces
-	if len(namespaces) == 0 {
+	switch {
+	case namespace != "":
+		if !client.NamespaceAllowed(namespace) {
+			return fmt.Errorf("%w: %s is not in KAFKA_NAMESPACES", kube.ErrNamespaceNotAllowed, namespace)
+		}
+		namespaces = []string{namespace}
+	case len(namespaces) == 0:
 		namespaces = []string{""}
 	}
 	var all []kube.Escalation

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
@@ -22,6 +23,48 @@ type explainOptions struct {
 	check  bool   // FILE is a rules file to lint, not a log
 }
 
+// newExplainCmd is `bot explain`.
+func newExplainCmd() *cobra.Command {
+	var opts explainOptions
+	var role string
+	cmd := &cobra.Command{
+		Use:   "explain FILE|- [-o text|json] [--role broker|controller|combined] [--rules FILE]",
+		Short: "Classify a Kafka log file offline",
+		Long: `Classify a Kafka log file offline, with the same rules as the bot: each
+finding with its evidence, what it means and the remedy. FILE "-" reads
+standard input. The file is streamed, never read whole; no finding is not
+an error. No cluster is contacted.
+
+With --check, FILE is a rules file (as RULES_FILE or --rules take): it is
+linted, with line numbers, and the command fails on any error.`,
+		Example: `  bot explain broker-0.log
+  kubectl logs -n kafka broker-0 --previous | bot explain --role broker -
+  bot explain --check site-rules.yaml`,
+		Args: exactArgs("FILE (use - for standard input)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if err := oneOf("output", opts.output, "text", "json"); err != nil {
+				return err
+			}
+			switch r := diagnose.Role(role); r {
+			case diagnose.RoleUnknown, diagnose.RoleBroker, diagnose.RoleController, diagnose.RoleCombined, diagnose.RoleZooKeeper:
+				opts.role = r
+			default:
+				return usagef("--role %q: want broker, controller or combined", role)
+			}
+			return runExplain(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	f.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
+	f.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
+	f.BoolVar(&opts.check, "check", false, "lint FILE as a rules file (errors and warnings with line numbers) instead of classifying a log")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("text", "json"))
+	_ = cmd.RegisterFlagCompletionFunc("role", completeValues("broker", "controller", "combined"))
+	return cmd
+}
+
 // runExplain classifies a Kafka log file offline:
 //
 //	bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-
@@ -29,11 +72,7 @@ type explainOptions struct {
 //
 // The file is streamed, never read whole. No finding is not an error.
 // With --check, FILE is a rules file: it is linted (see checkRules).
-func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	opts, err := parseExplainArgs(args, stderr)
-	if err != nil {
-		return err
-	}
+func runExplain(ctx context.Context, opts explainOptions, stdin io.Reader, stdout io.Writer) error {
 	if opts.check {
 		return checkRules(opts.file, stdin, stdout)
 	}
@@ -79,40 +118,6 @@ func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
-}
-
-// parseExplainArgs parses flags given before or after the file argument.
-func parseExplainArgs(args []string, stderr io.Writer) (explainOptions, error) {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bot explain [--output text|json] [--role broker|controller|combined] [--rules FILE] FILE|-")
-		fmt.Fprintln(stderr, "       bot explain --check RULES_FILE|-    (lint a rules file, with line numbers)")
-		fs.PrintDefaults()
-	}
-	var opts explainOptions
-	var role string
-	fs.StringVar(&opts.output, "output", "text", "output format: text or json")
-	fs.StringVar(&opts.output, "o", "text", "shorthand for --output")
-	fs.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
-	fs.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
-	fs.BoolVar(&opts.check, "check", false, "lint FILE as a rules file (errors and warnings with line numbers) instead of classifying a log")
-
-	file, err := parseOneArg(fs, args, "FILE (use - for standard input)")
-	if err != nil {
-		return opts, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	opts.file = file
-	if opts.output != "text" && opts.output != "json" {
-		return opts, fmt.Errorf("%w: --output must be text or json, not %q", errUsage, opts.output)
-	}
-	switch r := diagnose.Role(role); r {
-	case diagnose.RoleUnknown, diagnose.RoleBroker, diagnose.RoleController, diagnose.RoleCombined, diagnose.RoleZooKeeper:
-		opts.role = r
-	default:
-		return opts, fmt.Errorf("%w: --role must be broker, controller or combined, not %q", errUsage, role)
-	}
-	return opts, nil
 }
 
 // errRulesInvalid is returned by checkRules when a rules file has errors.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -15,9 +13,7 @@ var seedLogPath = filepath.Join("..", "..", "internal", "diagnose", "testdata", 
 
 func explain(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	err := runExplain(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
-	return out.String(), errOut.String(), err
+	return execute(t, stdin, append([]string{"explain"}, args...)...)
 }
 
 func TestExplainSeedLogJSON(t *testing.T) {

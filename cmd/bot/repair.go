@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,43 +13,71 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
-const repairUsage = "usage: bot repair [-n NAMESPACE] POD [--yes] [--dry-run]"
-
 // repairArgs are the parsed arguments of `bot repair`.
 type repairArgs struct {
-	namespace string
-	pod       string
-	yes       bool
-	dryRun    bool
+	cluster clusterFlags
+	pod     string
+	yes     bool
+	dryRun  bool
+}
+
+// newRepairCmd is `bot repair`; action runs the parsed command (runRepair,
+// or a test's recorder).
+func newRepairCmd(action func(context.Context, repairArgs, io.Reader, io.Writer, io.Writer) error) *cobra.Command {
+	var a repairArgs
+	cmd := &cobra.Command{
+		Use:   "repair POD [-n NAMESPACE] [--yes] [--dry-run]",
+		Short: "Run the approved repair of one broker from a terminal",
+		Long: `Diagnose one Kafka pod of the live cluster, print the repair plan of its top
+finding when the bot can repair it itself, and run it after --yes (or a
+typed "yes" on a terminal), with the same gates, Lease and steps as an
+approval in Slack. The person at the terminal is requester and approver.
+
+POD and the namespace are found as by bot diagnose. Without a terminal,
+--yes is required. DRY_RUN=true, like --dry-run, stops before the first
+write and shows what would run.`,
+		Example: `  bot repair -n kafka broker-0 --dry-run
+  bot repair -n kafka broker-0 --yes`,
+		Args: exactArgs("POD"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.pod = args[0]
+			if err := a.cluster.validate(); err != nil {
+				return err
+			}
+			if err := kube.ValidateTarget(a.cluster.namespace, a.pod); err != nil {
+				return usageError{err}
+			}
+			return action(cmd.Context(), a, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	a.cluster.add(cmd.Flags())
+	cmd.Flags().BoolVar(&a.yes, "yes", false, "run without asking")
+	cmd.Flags().BoolVar(&a.dryRun, "dry-run", false, "stop before the first write and show what would run")
+	return cmd
 }
 
 // runRepair is `bot repair`: diagnose one pod of the live cluster, print
 // the repair plan of its automated finding, and run it after --yes (or a
 // typed "yes" on a terminal), with the same gates, Lease and steps as an
 // approval in Slack. The person at the terminal is requester and approver.
-func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	a, err := parseRepairArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, repairUsage)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %v\n%s", errUsage, err, repairUsage)
-	}
-	cfg, engine, client, err := clusterTools("kafkabot-repair")
+func runRepair(ctx context.Context, a repairArgs, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, engine, client, where, err := clusterTools("kafkabot-repair", &a.cluster)
 	if err != nil {
 		return err
 	}
 
-	ns, pod, err := client.FindPod(ctx, a.namespace, a.pod)
+	ns, pod, err := client.FindPod(ctx, where.namespace, a.pod)
 	if err != nil {
-		return err
+		return where.explain(err)
 	}
 	snap, err := client.Snapshot(ctx, ns, pod)
 	if err != nil {
@@ -72,6 +99,7 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	who := currentUser()
 	level, _ := config.ParseLevel(cfg.LogLevel)
 	logger := logging.New(stderr, cfg.LogFormat, level, logging.NewRedactor(cfg.Secrets()...))
+	logging.RouteKlog(logger)
 	host, _ := os.Hostname()
 	repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun, AllowRootBroker: cfg.AllowRootBroker,
@@ -92,23 +120,6 @@ func runRepair(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return nil
 	}
 	return fmt.Errorf("repair of %s/%s ended %s", ns, pod, s.Outcome)
-}
-
-// parseRepairArgs accepts flags before or after the pod name.
-func parseRepairArgs(args []string) (repairArgs, error) {
-	var a repairArgs
-	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&a.namespace, "n", "", "namespace of the pod")
-	fs.StringVar(&a.namespace, "namespace", "", "namespace of the pod")
-	fs.BoolVar(&a.yes, "yes", false, "run without asking")
-	fs.BoolVar(&a.dryRun, "dry-run", false, "stop before the first write and show what would run")
-	pod, err := parseOneArg(fs, args, "POD")
-	if err != nil {
-		return a, err
-	}
-	a.pod = pod
-	return a, nil
 }
 
 // automatedFinding returns the top finding when the bot can repair it
@@ -160,7 +171,7 @@ func orDash(s string) string {
 // refuses. Without a terminal, --yes is required.
 func confirmRepair(stdin io.Reader, stdout io.Writer, pod string) error {
 	if f, ok := stdin.(*os.File); !ok || !isTerminal(f) {
-		return fmt.Errorf("%w: refusing to repair %s without --yes (stdin is not a terminal)", errUsage, pod)
+		return usagef("refusing to repair %s without --yes (stdin is not a terminal)", pod)
 	}
 	return askYes(stdin, stdout, pod)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -16,31 +17,32 @@ func TestParseRepairArgs(t *testing.T) {
 		wantErr string
 	}{
 		{args: []string{"broker-0"}, want: repairArgs{pod: "broker-0"}},
-		{args: []string{"-n", "kafka", "broker-0", "--yes"}, want: repairArgs{namespace: "kafka", pod: "broker-0", yes: true}},
-		{args: []string{"broker-0", "--dry-run", "-n", "kafka"}, want: repairArgs{namespace: "kafka", pod: "broker-0", dryRun: true}},
+		{args: []string{"-n", "kafka", "broker-0", "--yes"}, want: repairArgs{cluster: clusterFlags{namespace: "kafka"}, pod: "broker-0", yes: true}},
+		{args: []string{"broker-0", "--dry-run", "-n", "kafka"}, want: repairArgs{cluster: clusterFlags{namespace: "kafka"}, pod: "broker-0", dryRun: true}},
+		{args: []string{"broker-0", "--context", "prod", "--kubeconfig", "/k"}, want: repairArgs{cluster: clusterFlags{context: "prod", kubeconfig: "/k"}, pod: "broker-0"}},
 		{args: nil, wantErr: "missing POD"},
 		{args: []string{"a", "b"}, wantErr: "one POD expected, got 2"},
-		{args: []string{"--force", "a"}, wantErr: "flag provided but not defined"},
+		{args: []string{"--force", "a"}, wantErr: "unknown flag: --force"},
+		{args: []string{"-yes", "a"}, wantErr: "unknown shorthand flag"},
+		{args: []string{"../etc"}, wantErr: `invalid name: pod "../etc"`},
 	}
 	for _, tc := range tests {
-		got, err := parseRepairArgs(tc.args)
+		var got repairArgs
+		called := false
+		cmd := newRepairCmd(func(_ context.Context, a repairArgs, _ io.Reader, _, _ io.Writer) error {
+			got, called = a, true
+			return nil
+		})
+		_, _, err := executeCmd(t, cmd, "", tc.args...)
 		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("parseRepairArgs(%q) err %v, want %q", tc.args, err, tc.wantErr)
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.wantErr) || called {
+				t.Errorf("repair %q: err %v, ran %t; want a usage error %q", tc.args, err, called, tc.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("parseRepairArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+			t.Errorf("repair %q = %+v, %v; want %+v", tc.args, got, err, tc.want)
 		}
-	}
-}
-
-func TestRunRepairUsageError(t *testing.T) {
-	var out, errOut strings.Builder
-	err := runRepair(context.Background(), []string{"a", "b"}, strings.NewReader(""), &out, &errOut)
-	if !errors.Is(err, errUsage) {
-		t.Errorf("err %v, want a usage error", err)
 	}
 }
 
@@ -75,7 +77,7 @@ func TestSafety11_CLIRepairsTopFindingOnly(t *testing.T) {
 
 func TestConfirmRepair(t *testing.T) {
 	var out strings.Builder
-	if err := confirmRepair(strings.NewReader("yes\n"), &out, "kafka/b-0"); !errors.Is(err, errUsage) {
+	if err := confirmRepair(strings.NewReader("yes\n"), &out, "kafka/b-0"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "without --yes") {
 		t.Errorf("a non-terminal stdin confirmed: %v", err)
 	}
 	for answer, ok := range map[string]bool{"yes\n": true, "yes": true, "y\n": false, "YES\n": false, "": false} {

@@ -21,7 +21,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
-const serveUsage = "usage: bot serve   (configured by environment variables; see the README)"
+const serveUsage = "usage: bot serve   (configured by environment variables: bot serve --help lists them)"
 
 // httpShutdownTimeout bounds the graceful stop of the health/metrics server.
 const httpShutdownTimeout = 5 * time.Second
@@ -69,6 +69,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	startupLogging(log, cfg, clusters)
 	server, err := serve.New(ctx, serve.Options{
 		Settings: cfg, Clusters: clusters, Home: home, Identity: replicaIdentity(), UserAgent: "kafkabot", Logger: log,
 	})

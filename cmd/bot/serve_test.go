@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -117,6 +118,7 @@ func TestServeProbesFollowTheSlackConnection(t *testing.T) {
 	if !strings.Contains(logs, "serving") {
 		t.Error("the serving line was not logged")
 	}
+	checkStartupWarnings(t, logs, "ALERT_CHANNEL", "APPROVAL_CHANNELS")
 	if httpStatus(base+"/healthz") != 0 {
 		t.Error("the HTTP server still answers after runServe returned")
 	}
@@ -174,5 +176,34 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 				t.Errorf("error echoes a secret: %v", err)
 			}
 		})
+	}
+}
+
+// checkStartupWarnings: the log is JSON throughout, and each wanted
+// setting (and no other) is warned about exactly once, at WARN.
+func checkStartupWarnings(t *testing.T, logs string, settings ...string) {
+	t.Helper()
+	count := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var rec struct{ Level, Msg, Setting string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line is not JSON: %s", line)
+			continue
+		}
+		if rec.Setting != "" {
+			count[rec.Setting]++
+			if rec.Level != "WARN" || !strings.Contains(rec.Msg, rec.Setting) {
+				t.Errorf("startup warning %q at %s", rec.Msg, rec.Level)
+			}
+		}
+	}
+	for _, s := range settings {
+		if count[s] != 1 {
+			t.Errorf("%s warned %d times, want once", s, count[s])
+		}
+		delete(count, s)
+	}
+	if len(count) > 0 {
+		t.Errorf("unexpected startup warnings: %v", count)
 	}
 }

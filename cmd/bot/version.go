@@ -1,16 +1,24 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"runtime"
+
+	"github.com/spf13/cobra"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-func runVersion(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) error {
-	fmt.Fprintf(stdout, "bot %s (%s)\n", version, runtime.Version())
-	return nil
+// newVersionCmd is `bot version` (also `bot --version`).
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "bot %s (%s)\n", version, runtime.Version())
+			return err
+		},
+	}
 }

@@ -86,6 +86,11 @@ type Snapshot struct {
 	// older output was cut off by the read limit.
 	LogBytes     int  `json:"logBytes"`
 	LogTruncated bool `json:"logTruncated,omitempty"`
+	// RepairRefusal says, in one sentence, why the bot's own checks of the
+	// pod's spec will refuse an automated repair of it ("" when none does):
+	// a broker running as uid 0 without ALLOW_ROOT_BROKER. The reader that
+	// builds the Snapshot runs the repair's check; no Approve is offered.
+	RepairRefusal string `json:"repairRefusal,omitempty"`
 }
 
 // Kafka returns the status of the Kafka container, or nil when it is absent.

@@ -6,12 +6,10 @@ package kube
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Options are the limits and scope of a Client.
@@ -23,6 +21,10 @@ type Options struct {
 	LogTailLines int64
 	// Selector is a label selector for Kafka pods; empty means the built-in ones.
 	Selector string
+	// AllowRootBroker (ALLOW_ROOT_BROKER) is the repair's setting, for the
+	// diagnosis: without it a broker running as uid 0 is read with a
+	// Snapshot.RepairRefusal (CheckRootBroker), so no Approve is offered.
+	AllowRootBroker bool
 }
 
 // Client is the bot's access to one cluster.
@@ -58,17 +60,13 @@ func (c *Client) NamespaceAllowed(ns string) bool {
 	return len(c.opts.Namespaces) == 0 || slices.Contains(c.opts.Namespaces, ns)
 }
 
-// RESTConfig loads a REST config: the kubeconfig's standard loading rules
-// (KUBECONFIG, ~/.kube/config), falling back to the in-cluster config.
+// RESTConfig loads a REST config from kubeconfig (the KUBECONFIG value: a
+// path list) with kubectl's rules, falling back to the in-cluster config;
+// see LoadConnection.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = ""
-		rules.Precedence = filepath.SplitList(kubeconfig)
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	c, err := LoadConnection(kubeconfig, ConfigFlags{})
 	if err != nil {
 		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
 	}
-	return cfg, nil
+	return c.REST, nil
 }

@@ -124,6 +124,7 @@ func (c *Client) Inspect(ctx context.Context, namespace, pod string) (Inspection
 func (c *Client) inspectPod(ctx context.Context, p *corev1.Pod) (Inspection, error) {
 	var in Inspection
 	in.Snapshot, in.RoleSource = statusSnapshot(p)
+	in.Snapshot.RepairRefusal = c.repairRefusal(p, in.Snapshot.KafkaContainer)
 	in.Notes = statusInitNotes(p)
 	if err := c.inspectReads(ctx, p, &in); err != nil {
 		return Inspection{}, err

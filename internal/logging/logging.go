@@ -12,6 +12,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // Redacted replaces a secret in every log line.
@@ -70,11 +73,19 @@ func New(w io.Writer, format string, level slog.Level, redactor *Redactor) *slog
 	return slog.New(&redactingHandler{Handler: h, redactor: redactor})
 }
 
+// redactAttr scrubs a's value of secrets and renders durations as Go
+// duration strings ("2m0s"): slog's JSON handler would write nanoseconds.
 func redactAttr(r *Redactor, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:
 		a.Value = slog.StringValue(r.Redact(a.Value.String()))
+	case slog.KindDuration:
+		a.Value = slog.StringValue(a.Value.Duration().String())
 	case slog.KindAny:
+		if d, ok := a.Value.Any().(*time.Duration); ok && d != nil {
+			a.Value = slog.StringValue(d.String())
+			break
+		}
 		// Errors, Stringers and anything else are rendered, then scrubbed.
 		a.Value = slog.StringValue(r.Redact(fmt.Sprint(a.Value.Any())))
 	case slog.KindGroup:
@@ -106,6 +117,16 @@ func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
 	return &redactingHandler{Handler: h.Handler.WithGroup(name), redactor: h.redactor}
+}
+
+// RouteKlog sends everything klog logs (client-go's reflectors, leader
+// election, warnings from the API server) through log's handler, with
+// logger=klog on each record: one stream, one format, one redaction. klog
+// is process-wide, so this is called once, by the command that owns the
+// process (bot serve, bot repair). klog's Warning lines arrive at INFO
+// (klog passes no severity for them); its Error lines at ERROR.
+func RouteKlog(log *slog.Logger) {
+	klog.SetSlogLogger(log.With("logger", "klog"))
 }
 
 func isTerminal(w io.Writer) bool {

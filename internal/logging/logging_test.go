@@ -2,11 +2,20 @@ package logging
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
 )
 
 func TestLoggerRedactsSecretsEverywhere(t *testing.T) {
@@ -40,5 +49,103 @@ func TestRedactorIgnoresTooShortSecrets(t *testing.T) {
 	r := NewRedactor("abc")
 	if got := r.Redact("abc abc"); got != "abc abc" {
 		t.Errorf("Redact = %q; a 3-byte secret must not be scrubbed (it would mangle logs)", got)
+	}
+}
+
+// TestDurationsAreStrings: slog's JSON handler writes a time.Duration as
+// integer nanoseconds (120000000000); the bot's logs say "2m0s", in JSON
+// and text, at the top level, in groups and in With attributes.
+func TestDurationsAreStrings(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		d := 1500 * time.Millisecond
+		log := New(&buf, format, slog.LevelDebug, NewRedactor())
+		log.With("settle", 2*time.Minute).Info("repair",
+			"timeout", 10*time.Minute,
+			slog.Duration("ttl", 30*time.Minute),
+			slog.Any("ptr", &d),
+			slog.Group("g", "wait", 10*time.Second))
+		out := buf.String()
+		for _, want := range []string{"2m0s", "10m0s", "30m0s", "1.5s", "10s"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s output lacks %s:\n%s", format, want, out)
+			}
+		}
+		for _, ns := range []string{"120000000000", "600000000000", "1800000000000", "10000000000"} {
+			if strings.Contains(out, ns) {
+				t.Errorf("%s output has a duration in nanoseconds (%s):\n%s", format, ns, out)
+			}
+		}
+		if format == "json" {
+			var rec map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+				t.Fatalf("not one JSON object: %v\n%s", err, out)
+			}
+			if rec["timeout"] != "10m0s" || rec["settle"] != "2m0s" || rec["g"].(map[string]any)["wait"] != "10s" {
+				t.Errorf("JSON durations: %v", rec)
+			}
+		}
+	}
+}
+
+// TestKlogGoesThroughTheBotsHandler: what client-go logs through klog
+// (here: a real leader election on the fake clientset, plus klog's printf
+// and structured calls as reflectors use them) comes out of the bot's
+// handler as one JSON object per line, marked logger=klog, with secrets
+// redacted; nothing is left as klog text.
+func TestKlogGoesThroughTheBotsHandler(t *testing.T) {
+	const token = "xoxb-1111-2222-klogsecret"
+	var buf Buffer
+	log := New(&buf, "json", slog.LevelInfo, NewRedactor(token))
+	RouteKlog(log)
+	t.Cleanup(klog.ClearLogger)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: "kafka-bot", Name: "sweep-" + token},
+		Client:     fake.NewClientset().CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: "replica-0"},
+	}
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) { cancel() },
+			OnStoppedLeading: func() {},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	le.Run(ctx)
+	klog.Warningf("watch of *v1.Pod ended with: %s", "too old resource version")
+	klog.ErrorS(errors.New("connection refused by "+token), "Failed to watch", "reflector", "pods")
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	seen := map[string]map[string]any{}
+	for _, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON (%v): %s\nall:\n%s", err, line, buf.String())
+		}
+		if rec["logger"] != "klog" {
+			t.Errorf("record lacks logger=klog: %s", line)
+		}
+		seen[rec["msg"].(string)] = rec
+	}
+	for _, msg := range []string{"Attempting to acquire leader lease...", "Successfully acquired lease",
+		"watch of *v1.Pod ended with: too old resource version", "Failed to watch"} {
+		if seen[msg] == nil {
+			t.Errorf("no JSON record %q in:\n%s", msg, buf.String())
+		}
+	}
+	if rec := seen["Failed to watch"]; rec != nil && rec["level"] != "ERROR" {
+		t.Errorf("klog.ErrorS came out at %v, want ERROR", rec["level"])
+	}
+	if rec := seen["Successfully acquired lease"]; rec != nil && rec["lock"] != "kafka-bot/sweep-"+Redacted {
+		t.Errorf("lock attribute %v, want the lease name with the token redacted", rec["lock"])
+	}
+	if strings.Contains(buf.String(), token) {
+		t.Errorf("a secret reached the log:\n%s", buf.String())
 	}
 }

@@ -87,18 +87,8 @@ const imageUserNote = "the broker sets no runAsUser: the debug pod runs as its i
 	"so the kubelet refuses to start it if that user is root"
 
 // RootBrokerError says the broker runs as uid 0 and running the debug pod as
-// root was not allowed. The deployed admission policy admits only non-root
-// debug pods unless the bot's namespace opts in, so the automated repair is
-// refused and the manual runbook applies.
-type RootBrokerError struct {
-	Namespace, Pod string
-}
-
-func (e *RootBrokerError) Error() string {
-	return fmt.Sprintf("broker %s/%s runs as uid 0: the automated repair would need a root debug pod, which this bot does not run "+
-		"(the admission policy admits only non-root debug pods); follow the manual runbook of the finding, or, to allow it, "+
-		"set ALLOW_ROOT_BROKER=true and annotate the bot's namespace kafkabot.io/allow-root-broker=true", e.Namespace, e.Pod)
-}
+// root was not allowed (kube.CheckRootBroker, which the diagnosis runs too).
+type RootBrokerError = kube.RootBrokerError
 
 // NoDigestError says no image pinned by digest is known for the debug pod:
 // the admission policy admits only repo@sha256:... images, so a tag (which
@@ -138,7 +128,8 @@ type DebugPodInput struct {
 	// Deadline is the pod's activeDeadlineSeconds (DefaultDebugDeadline if 0).
 	Deadline time.Duration
 	// AllowRoot lets the debug pod run as uid 0 when the broker does
-	// (ALLOW_ROOT_BROKER). Without it such a broker gets a *RootBrokerError.
+	// (ALLOW_ROOT_BROKER). Without it such a broker gets a *RootBrokerError
+	// (kube.CheckRootBroker).
 	AllowRoot bool
 }
 
@@ -230,10 +221,11 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	if err := checkShell(in.Image, image, kafka); err != nil {
 		return nil, fmt.Errorf("building debug pod for %s/%s: %w", broker.Namespace, broker.Name, err)
 	}
-	podSC, containerSC, note := debugSecurityContexts(broker.Spec.SecurityContext, kafka.SecurityContext)
-	if !*containerSC.RunAsNonRoot && !in.AllowRoot {
-		return nil, &RootBrokerError{Namespace: broker.Namespace, Pod: broker.Name}
+	// The same check the diagnosis ran before it offered Approve.
+	if err := kube.CheckRootBroker(broker, kafka.Name, in.AllowRoot); err != nil {
+		return nil, err
 	}
+	podSC, containerSC, note := debugSecurityContexts(broker.Spec.SecurityContext, kafka.SecurityContext)
 
 	mode := ModeApply
 	if script.CheckOnly {

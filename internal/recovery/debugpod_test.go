@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 const bitnamiDigest = "docker.io/bitnami/kafka@sha256:3f1a4c0e9b8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29"
@@ -469,5 +470,48 @@ func TestDebugPodWithoutUIDRunsNonRoot(t *testing.T) {
 	}
 	if pod.Annotations[AnnotationSecurityNote] != imageUserNote {
 		t.Errorf("security note %q", pod.Annotations[AnnotationSecurityNote])
+	}
+}
+
+// TestDebugPodRootRefusalIsTheDiagnosisCheck: the debug pod refuses a root
+// broker exactly when kube.CheckRootBroker, which the diagnosis runs before
+// it offers Approve, does: never an Approve for a repair that this refusal
+// ends, never a refusal the diagnosis did not announce.
+func TestDebugPodRootRefusalIsTheDiagnosisCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		pod, container *int64
+		wantRefused    bool
+	}{
+		{"pod 1001", ptr.To(int64(1001)), nil, false},
+		{"container 0", ptr.To(int64(1001)), ptr.To(int64(0)), true},
+		{"pod 0", ptr.To(int64(0)), nil, true},
+		{"pod 0, container 1001", ptr.To(int64(0)), ptr.To(int64(1001)), false},
+		{"no uid (the image's user)", nil, nil, false},
+	} {
+		for _, allow := range []bool{false, true} {
+			in := bitnamiInput()
+			in.AllowRoot = allow
+			kafka := &in.Broker.Spec.Containers[1]
+			if kafka.Name != in.KafkaContainer {
+				t.Fatalf("fixture: container 1 is %q", kafka.Name)
+			}
+			if in.Broker.Spec.SecurityContext == nil {
+				in.Broker.Spec.SecurityContext = &corev1.PodSecurityContext{}
+			}
+			in.Broker.Spec.SecurityContext.RunAsUser = tc.pod
+			if kafka.SecurityContext == nil {
+				kafka.SecurityContext = &corev1.SecurityContext{}
+			}
+			kafka.SecurityContext.RunAsUser = tc.container
+			_, err := DebugPod(in)
+			var rb *RootBrokerError
+			refused := errors.As(err, &rb)
+			diagnosis := kube.CheckRootBroker(in.Broker, in.KafkaContainer, allow) != nil
+			if refused != diagnosis || refused != (tc.wantRefused && !allow) {
+				t.Errorf("%s, allow root %t: debug pod refused %t (err %v), diagnosis check refused %t, want %t",
+					tc.name, allow, refused, err, diagnosis, tc.wantRefused && !allow)
+			}
+		}
 	}
 }

@@ -412,7 +412,8 @@ func alsoText(rest []diagnose.Finding) string {
 
 // Repairable says whether the bot may offer Approve/Reject for f on s. The
 // engine decides Automated; these are the belt-and-braces checks of the
-// non-negotiables (broker-only nodes, local divergence).
+// non-negotiables (broker-only nodes, local divergence) and the refusal
+// the repair's own checks of the pod spec gave (Snapshot.RepairRefusal).
 func Repairable(s diagnose.Snapshot, f diagnose.Finding) bool {
 	return f.Remedy.Automated && WhyNoButtons(s, f) == ""
 }
@@ -424,6 +425,8 @@ func WhyNoButtons(s diagnose.Snapshot, f diagnose.Finding) string {
 		return "automated repair runs only on broker-only nodes; this one is " + roleName(s.Role)
 	case f.Offsets != nil && !f.Offsets.LocalDivergence:
 		return "the controllers hold the bad state"
+	case s.RepairRefusal != "":
+		return s.RepairRefusal
 	case s.UID == "":
 		return "the pod's UID is unknown"
 	case f.Remedy.Action == "":

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -178,6 +179,8 @@ func TestLineBudget(t *testing.T) {
 	controller.Snapshot.Role, controller.Token = diagnose.RoleController, ""
 	unmatched := seedView()
 	unmatched.Findings, unmatched.Token = nil, ""
+	rootBroker := seedView()
+	rootBroker.Snapshot.RepairRefusal, rootBroker.Token = (&kube.RootBrokerError{}).Reason(), ""
 	longNames := seedView()
 	longNames.ClusterName = strings.Repeat("c", 63)
 	longNames.Snapshot.Namespace, longNames.Snapshot.Pod = strings.Repeat("n", 63), strings.Repeat("p", 253)
@@ -190,6 +193,7 @@ func TestLineBudget(t *testing.T) {
 		"manual runbook":  manual.Message().Blocks,
 		"controller":      controller.Message().Blocks,
 		"no rule matched": unmatched.Message().Blocks,
+		"root broker":     rootBroker.Message().Blocks,
 		"longest names":   longNames.Message().Blocks,
 		"alert":           alert.Message().Blocks,
 	} {
@@ -472,5 +476,33 @@ func TestAlertSaysWhoRaisedIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRepairRefusalHidesApprove: a snapshot whose reader found the repair
+// would be refused (a root broker without ALLOW_ROOT_BROKER) is not
+// repairable, and its message says so and why, up front, with no buttons.
+func TestRepairRefusalHidesApprove(t *testing.T) {
+	v := seedView()
+	f := v.Findings[0]
+	if !slackview.Repairable(v.Snapshot, f) {
+		t.Fatal("fixture: the seed finding is not repairable")
+	}
+	v.Snapshot.RepairRefusal = (&kube.RootBrokerError{}).Reason()
+	if slackview.Repairable(v.Snapshot, f) {
+		t.Fatal("a refused repair is repairable")
+	}
+	v.Token = "" // as the handlers do for what is not repairable
+	msg, details := texts(t, v.Message().Blocks), texts(t, v.Details().Blocks)
+	for _, want := range []string{"*Decide:* repair by hand with the runbook in the thread", "I will not: the broker runs as uid 0", "ALLOW_ROOT_BROKER=true"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message lacks %q:\n%s", want, msg)
+		}
+	}
+	if !strings.Contains(details, "but not on this pod (the broker runs as uid 0") {
+		t.Errorf("the details do not say why:\n%s", details)
+	}
+	if slackview.HasButtons(v.Message().Blocks) {
+		t.Error("the message has buttons")
 	}
 }

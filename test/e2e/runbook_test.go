@@ -74,3 +74,37 @@ func TestControllerGetsRunbookNoButtons(t *testing.T) {
 		}
 	}
 }
+
+// TestRootBrokerGetsRunbookNoButtons: a broker whose Kafka container runs
+// as uid 0 would need a root debug pod, which the repair refuses without
+// ALLOW_ROOT_BROKER. The diagnosis runs that same check on the pod it
+// read: it offers no Approve, says up front that the automated repair
+// will be refused and which setting allows it, and gives the runbook.
+func TestRootBrokerGetsRunbookNoButtons(t *testing.T) {
+	w := newWorld(t, "kafka-e2e-root", worldOptions{})
+	n := broker(seedBroker, "100")
+	n.root = true
+	pod := w.createNode(n, "")
+	w.crashLoop(n.name, seedLog())
+	w.startBot("kafkabot-0")
+
+	m := w.diagnose("diagnose " + n.name)
+	if ids := actionIDs(t, m.Blocks); len(ids) != 0 {
+		t.Errorf("the diagnosis of a root broker offers buttons %v, want none", ids)
+	}
+	msg := blockTexts(t, m.Blocks)
+	for _, want := range []string{"KRaft metadata log diverged", "repair by hand", "I will not: the broker runs as uid 0", "ALLOW_ROOT_BROKER=true"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the diagnosis does not say %q up front:\n%s", want, msg)
+		}
+	}
+	if details := strings.Join(w.threadTexts(m), "\n"); !strings.Contains(details, "not on this pod") || strings.Contains(details, "runs only after approval") {
+		t.Errorf("the details do not say the bot will not run the repair here:\n%s", details)
+	}
+	if left := w.debugPods(); len(left) != 0 {
+		t.Errorf("%d debug pods exist", len(left))
+	}
+	if p, err := w.pod(n.name); err != nil || p.UID != pod.UID {
+		t.Errorf("%s was replaced or is gone (err %v)", n.name, err)
+	}
+}

@@ -162,6 +162,8 @@ type kafkaNode struct {
 	nodeID string
 	// claim names the data PersistentVolumeClaim ("" = none).
 	claim string
+	// root runs its Kafka container as uid 0 (runAsUser 0 on the container).
+	root bool
 }
 
 func broker(name, nodeID string) kafkaNode {
@@ -214,6 +216,10 @@ func (n kafkaNode) pod() *corev1.Pod {
 				},
 			}},
 		},
+	}
+	if n.root {
+		p.Spec.SecurityContext.RunAsNonRoot = nil
+		p.Spec.Containers[0].SecurityContext.RunAsUser = ptr.To[int64](0)
 	}
 	if n.claim != "" {
 		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/bitnami/kafka"}}
