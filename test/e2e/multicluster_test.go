@@ -395,20 +395,29 @@ func TestFleetRepairApprovedOnAOnlyTouchesA(t *testing.T) {
 // cannot be waiting on B at all. With a short lookup timeout, a short name
 // found only in A is diagnosed from A (B's failure is told beside it, not
 // in its place), `/kafka status` shows A's pods and B as cannot be
-// reached, and a command naming B is told that B cannot be reached.
+// reached, and a command naming B is told that B cannot be reached. Once
+// B failed a lookup its breaker is open: another short name, a pod found
+// nowhere (the reply names B as not checked) and status do not reach B
+// again (counted at the hanging server; with a 1 ns breaker period this
+// check fails).
 func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
-	type downCluster func(t *testing.T) *rest.Config
+	// downCluster starts B's API server stand-in and returns its client
+	// configuration and, when it can tell, how many times the bot reached
+	// it (connections and requests; nil for a refusing port).
+	type downCluster func(t *testing.T) (*rest.Config, func() int64)
+	hanging := func(mode testenv.HangMode) downCluster {
+		return func(t *testing.T) (*rest.Config, func() int64) {
+			h := testenv.StartHanging(t, testenv.HangOptions{Mode: mode})
+			return h.Config(), func() int64 { return h.Connections() + h.Requests() }
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		down downCluster
 	}{
-		{"hangs_after_TLS", func(t *testing.T) *rest.Config {
-			return testenv.StartHanging(t, testenv.HangOptions{Mode: testenv.HangRequests}).Config()
-		}},
-		{"hangs_before_TLS", func(t *testing.T) *rest.Config {
-			return testenv.StartHanging(t, testenv.HangOptions{Mode: testenv.HangHandshake}).Config()
-		}},
-		{"refuses_connections", func(t *testing.T) *rest.Config { return testenv.StartRefuser(t).Config() }},
+		{"hangs_after_TLS", hanging(testenv.HangRequests)},
+		{"hangs_before_TLS", hanging(testenv.HangHandshake)},
+		{"refuses_connections", func(t *testing.T) (*rest.Config, func() int64) { return testenv.StartRefuser(t).Config(), nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			envA := testenv.Start(t)
@@ -416,7 +425,8 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 			f := &twoClusters{t: t, emu: newEmulator(t)}
 			f.a = newWorldOn(t, envA, ns, worldOptions{}, f.emu)
 			f.a.seedCluster()
-			b := unreachable(clusterB, f.a.ns, tc.down(t))
+			cfgB, touchesB := tc.down(t)
+			b := unreachable(clusterB, f.a.ns, cfgB)
 
 			t.Run("explicit_cluster_never_waits_on_B", func(t *testing.T) {
 				f.t = t
@@ -443,12 +453,35 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 				f.a.t = t
 				f.startBot("kafkabot-short", []serve.Cluster{f.a.member(clusterA), b}, func(o *serve.Options) {
 					o.LookupTimeout = 2 * time.Second
+					// Long enough that it cannot pass during the subtest,
+					// however loaded the machine.
+					o.BreakerPeriod = 10 * time.Minute
+					o.Settings.ShareWindow = 0
 				})
 				m := f.a.diagnose("diagnose broker-0")
 				if head := blockTexts(t, m.Blocks); !strings.Contains(head, clusterA+"/"+f.a.ns+"/"+seedBroker) {
 					t.Errorf("a short name found only in %s: the diagnosis does not name it:\n%s", clusterA, head)
 				}
+				// B failed that lookup: its breaker is open, so neither
+				// another short name nor status asks B again.
+				var touched int64
+				if touchesB != nil {
+					touched = touchesB()
+				}
+				m = f.a.diagnose("diagnose broker-0")
+				if head := blockTexts(t, m.Blocks); !strings.Contains(head, clusterA+"/"+f.a.ns+"/"+seedBroker) {
+					t.Errorf("a second short name: the diagnosis does not name %s:\n%s", clusterA, head)
+				}
+				missing := messageText(t, f.ask("diagnose broker-9"))
+				for _, want := range []string{"found no Kafka pod", "could not check `" + clusterB + "`"} {
+					if !strings.Contains(missing, want) {
+						t.Errorf("/kafka diagnose broker-9 (in no cluster): the reply lacks %q:\n%s", want, missing)
+					}
+				}
 				st := f.status()
+				if touchesB != nil && touchesB() != touched {
+					t.Errorf("with %s's breaker open, a short name, a missing pod and status reached %s again (%d times)", clusterB, clusterB, touchesB()-touched)
+				}
 				for _, want := range []string{clusterA, seedBroker, clusterB + "* cannot be reached"} {
 					if !strings.Contains(st, want) {
 						t.Errorf("/kafka status lacks %q:\n%s", want, st)
