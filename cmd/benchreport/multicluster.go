@@ -45,10 +45,13 @@ var (
 
 // fleetVariant is one bot of the scenario and the command it is asked.
 type fleetVariant struct {
-	label   string
+	// serves says which clusters the bot serves, and in what state.
+	serves  string
 	command string
 	// down is cluster B's API server; nil serves cluster A alone.
 	down func() (b serve.Cluster, stop func(), err error)
+	// label names the variant in the results table.
+	label string
 	// baseline marks A alone, the figure the others are compared with.
 	baseline bool
 	// target marks the variants held to fleetTarget.
@@ -108,14 +111,15 @@ func runFleet(spec fleetSpec) (section, error) {
 	}
 	explicit := "diagnose " + fleetA + "/broker-0"
 	variants := []*fleetVariant{
-		{label: "A alone, `broker-0`", command: "diagnose broker-0", baseline: true},
-		{label: "A alone again (control: a second, identical bot), `broker-0`", command: "diagnose broker-0"},
-		{label: "A + B hanging, `" + fleetA + "/broker-0`", command: explicit, down: hanging, target: true},
-		{label: "A + B refusing connections, `" + fleetA + "/broker-0`", command: explicit, down: refusing, target: true},
-		{label: "A + B hanging, `broker-0`", command: "diagnose broker-0", down: hanging},
-		{label: "A + B refusing connections, `broker-0`", command: "diagnose broker-0", down: refusing},
+		{serves: "A alone", command: "diagnose broker-0", baseline: true},
+		{serves: "A alone again (control: a second, identical bot)", command: "diagnose broker-0"},
+		{serves: "A + B hanging", command: explicit, down: hanging, target: true},
+		{serves: "A + B refusing connections", command: explicit, down: refusing, target: true},
+		{serves: "A + B hanging", command: "diagnose broker-0", down: hanging},
+		{serves: "A + B refusing connections", command: "diagnose broker-0", down: refusing},
 	}
 	for _, v := range variants {
+		v.label = v.serves + ", `" + strings.TrimPrefix(v.command, "diagnose ") + "`"
 		clusters := []serve.Cluster{a}
 		if v.down != nil {
 			b, stop, err := v.down()
@@ -175,8 +179,7 @@ func runFleet(spec fleetSpec) (section, error) {
 			}
 			rows = append(rows, row{title, "p99 ÷ A alone: " + v.label, fmt.Sprintf("%.2f", ratio), target, met})
 		}
-		serves, cmd, _ := strings.Cut(v.label, ", ")
-		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s | %.2f | %d |\n", serves, cmd, ms(p50), ms(p99), ms(percentile(v.times, 100)), ratio, slow)
+		fmt.Fprintf(&table, "| %s | `/kafka %s` | %s | %s | %s | %.2f | %d |\n", v.serves, v.command, ms(p50), ms(p99), ms(percentile(v.times, 100)), ratio, slow)
 	}
 
 	var d strings.Builder

@@ -38,7 +38,7 @@ func (b *Breaker) now() time.Time {
 
 // Allow reports whether a call may go to the cluster now; when it may not,
 // reason says why the cluster is considered unreachable. A caller that is
-// allowed must report with Success or Failure.
+// allowed must report with Success, Failure or Abandon.
 func (b *Breaker) Allow() (ok bool, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -68,6 +68,15 @@ func (b *Breaker) Failure(reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.openUntil, b.probing, b.reason = b.now().Add(period), false, reason
+}
+
+// Abandon ends a call that gave no verdict (its caller gave up first):
+// the breaker stays as it was, and a probe that was let through may be
+// tried again by the next call.
+func (b *Breaker) Abandon() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
 }
 
 // State reports whether the breaker is open and why.

@@ -37,7 +37,7 @@ type Spec struct {
 	// Context is the kubeconfig context to use; empty means its current one.
 	Context string `json:"context,omitempty" yaml:"context,omitempty"`
 	// KafkaNamespaces are the namespaces the bot reads and repairs in this
-	// cluster; empty means KAFKA_NAMESPACES.
+	// cluster; empty (or omitted) means KAFKA_NAMESPACES.
 	KafkaNamespaces []string `json:"kafkaNamespaces,omitempty" yaml:"kafkaNamespaces,omitempty"`
 	// ApprovalChannels are added to APPROVAL_CHANNELS for this cluster only:
 	// an Approve of this cluster's repair counts there too, another

@@ -131,6 +131,9 @@ func TestBreaker(t *testing.T) {
 		{name: "while the probe runs, others are refused", allow: false},
 		{name: "a failed probe opens it again", act: func() { b.Failure("refused") }, allow: false},
 		{name: "next probe", advance: 30 * time.Second, allow: true},
+		{name: "a failed probe opens it again (2)", act: func() { b.Failure("refused") }, allow: false},
+		{name: "a probe whose caller gave up", advance: 30 * time.Second, allow: true},
+		{name: "is abandoned: the next call probes", act: b.Abandon, allow: true},
 		{name: "a successful probe closes it", act: b.Success, allow: true},
 		{name: "closed again", allow: true},
 	}

@@ -198,6 +198,7 @@ func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context
 				case r.err == nil || answered(r.err):
 					m.breaker.Success()
 				case ctx.Err() != nil: // the caller gave up: not the cluster's fault
+					m.breaker.Abandon()
 				default:
 					m.breaker.Failure(shortReason(r.err))
 					out[i].unreachable = shortReason(r.err)
@@ -208,6 +209,7 @@ func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context
 					m.breaker.Failure(reason)
 					out[i].unreachable = reason
 				} else {
+					m.breaker.Abandon()
 					out[i].unreachable = "the request was cancelled"
 				}
 			}

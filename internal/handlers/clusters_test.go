@@ -432,3 +432,37 @@ func TestFleetExplicitCommandOnAHangingCluster(t *testing.T) {
 		t.Errorf("%d messages posted, want the one diagnosis of eu", n)
 	}
 }
+
+// TestSingleClusterHonoursTokensWithoutACluster: a single-cluster bot
+// (CLUSTER_NAME prod) signs its cluster into new tokens, still honours a
+// token that names none (signed before issue 15: it can only mean its one
+// cluster), and refuses one naming another cluster.
+func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
+	h := startBot(t, func(o *Options) { o.ClusterName = "prod" })
+	m := h.diagnose()
+	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	a, err := approval.Verify(testSecret, tok, h.clock.Now())
+	if err != nil || a.ClusterName != "prod" {
+		t.Fatalf("new token %+v, %v: want it bound to prod", a, err)
+	}
+	a.ClusterName = "staging"
+	other, err := approval.Sign(testSecret, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: other})
+	h.ephemeral(channel, approver, "which I do not serve")
+	if n := len(h.repairer.calls()); n != 0 {
+		t.Fatalf("a token of another cluster ran %d repairs", n)
+	}
+	a.ClusterName = ""
+	old, err := approval.Sign(testSecret, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: old})
+	h.waitRepairDone(m)
+	if got := h.repairer.calls(); len(got) != 1 || got[0].ApprovalID != a.ID {
+		t.Fatalf("the token without a cluster ran %+v", got)
+	}
+}

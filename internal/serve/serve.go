@@ -39,8 +39,8 @@ type Cluster struct {
 	Name string
 	// Config reaches its API server with the bot's identity there.
 	Config *rest.Config
-	// KafkaNamespaces are the namespaces read and repaired there; nil means
-	// Config.KafkaNamespaces (KAFKA_NAMESPACES).
+	// KafkaNamespaces are the namespaces read and repaired there; empty means
+	// Settings.KafkaNamespaces (KAFKA_NAMESPACES).
 	KafkaNamespaces []string
 	// ApprovalChannels are added to APPROVAL_CHANNELS for this cluster.
 	ApprovalChannels []string
@@ -183,7 +183,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
 		namespaces := c.KafkaNamespaces
-		if namespaces == nil {
+		if len(namespaces) == 0 {
 			namespaces = cfg.KafkaNamespaces
 		}
 		client := kube.New(cs, kube.Options{
@@ -334,7 +334,7 @@ func (a afterCheck) Resume(ctx context.Context, newReporter func(channel, thread
 }
 
 func namespacesOf(c Cluster, cfg *config.Config) []string {
-	if c.KafkaNamespaces != nil {
+	if len(c.KafkaNamespaces) > 0 {
 		return c.KafkaNamespaces
 	}
 	return cfg.KafkaNamespaces

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -392,21 +394,30 @@ func TestFleetRepairApprovedOnAOnlyTouchesA(t *testing.T) {
 // with a lookup timeout far longer than the test's own wait, so they
 // cannot be waiting on B at all. With a short lookup timeout, a short name
 // found only in A is diagnosed from A (B's failure is told beside it, not
-// in its place), and `/kafka status` shows A's pods and B as cannot be
-// reached.
+// in its place), `/kafka status` shows A's pods and B as cannot be
+// reached, and a command naming B is told that B cannot be reached. Once
+// B failed a lookup its breaker is open: another short name, a pod found
+// nowhere (the reply names B as not checked) and status do not reach B
+// again (counted at the hanging server; with a 1 ns breaker period this
+// check fails).
 func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
-	type downCluster func(t *testing.T) *rest.Config
+	// downCluster starts B's API server stand-in and returns its client
+	// configuration and, when it can tell, how many times the bot reached
+	// it (connections and requests; nil for a refusing port).
+	type downCluster func(t *testing.T) (*rest.Config, func() int64)
+	hanging := func(mode testenv.HangMode) downCluster {
+		return func(t *testing.T) (*rest.Config, func() int64) {
+			h := testenv.StartHanging(t, testenv.HangOptions{Mode: mode})
+			return h.Config(), func() int64 { return h.Connections() + h.Requests() }
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		down downCluster
 	}{
-		{"hangs_after_TLS", func(t *testing.T) *rest.Config {
-			return testenv.StartHanging(t, testenv.HangOptions{Mode: testenv.HangRequests}).Config()
-		}},
-		{"hangs_before_TLS", func(t *testing.T) *rest.Config {
-			return testenv.StartHanging(t, testenv.HangOptions{Mode: testenv.HangHandshake}).Config()
-		}},
-		{"refuses_connections", func(t *testing.T) *rest.Config { return testenv.StartRefuser(t).Config() }},
+		{"hangs_after_TLS", hanging(testenv.HangRequests)},
+		{"hangs_before_TLS", hanging(testenv.HangHandshake)},
+		{"refuses_connections", func(t *testing.T) (*rest.Config, func() int64) { return testenv.StartRefuser(t).Config(), nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			envA := testenv.Start(t)
@@ -414,7 +425,8 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 			f := &twoClusters{t: t, emu: newEmulator(t)}
 			f.a = newWorldOn(t, envA, ns, worldOptions{}, f.emu)
 			f.a.seedCluster()
-			b := unreachable(clusterB, f.a.ns, tc.down(t))
+			cfgB, touchesB := tc.down(t)
+			b := unreachable(clusterB, f.a.ns, cfgB)
 
 			t.Run("explicit_cluster_never_waits_on_B", func(t *testing.T) {
 				f.t = t
@@ -441,12 +453,35 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 				f.a.t = t
 				f.startBot("kafkabot-short", []serve.Cluster{f.a.member(clusterA), b}, func(o *serve.Options) {
 					o.LookupTimeout = 2 * time.Second
+					// Long enough that it cannot pass during the subtest,
+					// however loaded the machine.
+					o.BreakerPeriod = 10 * time.Minute
+					o.Settings.ShareWindow = 0
 				})
 				m := f.a.diagnose("diagnose broker-0")
 				if head := blockTexts(t, m.Blocks); !strings.Contains(head, clusterA+"/"+f.a.ns+"/"+seedBroker) {
 					t.Errorf("a short name found only in %s: the diagnosis does not name it:\n%s", clusterA, head)
 				}
+				// B failed that lookup: its breaker is open, so neither
+				// another short name nor status asks B again.
+				var touched int64
+				if touchesB != nil {
+					touched = touchesB()
+				}
+				m = f.a.diagnose("diagnose broker-0")
+				if head := blockTexts(t, m.Blocks); !strings.Contains(head, clusterA+"/"+f.a.ns+"/"+seedBroker) {
+					t.Errorf("a second short name: the diagnosis does not name %s:\n%s", clusterA, head)
+				}
+				missing := messageText(t, f.ask("diagnose broker-9"))
+				for _, want := range []string{"found no Kafka pod", "could not check `" + clusterB + "`"} {
+					if !strings.Contains(missing, want) {
+						t.Errorf("/kafka diagnose broker-9 (in no cluster): the reply lacks %q:\n%s", want, missing)
+					}
+				}
 				st := f.status()
+				if touchesB != nil && touchesB() != touched {
+					t.Errorf("with %s's breaker open, a short name, a missing pod and status reached %s again (%d times)", clusterB, clusterB, touchesB()-touched)
+				}
 				for _, want := range []string{clusterA, seedBroker, clusterB + "* cannot be reached"} {
 					if !strings.Contains(st, want) {
 						t.Errorf("/kafka status lacks %q:\n%s", want, st)
@@ -454,6 +489,12 @@ func TestFleetUnreachableClusterDoesNotBlockTheOther(t *testing.T) {
 				}
 				if strings.Contains(st, clusterA+"* cannot be reached") {
 					t.Errorf("/kafka status shows %s as unreachable:\n%s", clusterA, st)
+				}
+				// A command naming B is told B cannot be reached (within
+				// the lookup timeout), to the requester only.
+				reply := messageText(t, f.ask("diagnose "+clusterB+"/broker-0"))
+				if !strings.Contains(reply, "cluster "+clusterB+" cannot be reached") {
+					t.Errorf("/kafka diagnose %s/broker-0 with %s down: the reply does not say it cannot be reached:\n%s", clusterB, clusterB, reply)
 				}
 			})
 		})
@@ -506,5 +547,124 @@ func TestFleetSweepAlertsForAWhileBHangs(t *testing.T) {
 	}
 	if hang.Connections() == 0 {
 		t.Errorf("the bot never tried cluster %s: the scenario did not test a hanging cluster", clusterB)
+	}
+}
+
+// TestFleetAlertmanagerClusterLabelRoutesToThatCluster: the real
+// Alertmanager notifies a bot serving two clusters whose Kafka namespace
+// and pods have the same names. Cluster B's broker crash-loops, A's is
+// Ready. An alert labelled cluster=B is diagnosed in B (the message names
+// B and carries B's pod UID), with Approve; an alert with no cluster
+// label, or naming a cluster the bot does not serve, is refused and
+// posts nothing. Approving the alert repairs B's broker and leaves every
+// object of cluster A unchanged; resolving it in Alertmanager resolves
+// the message.
+func TestFleetAlertmanagerClusterLabelRoutesToThatCluster(t *testing.T) {
+	bin := alertmanagerBinary(t)
+	f := newTwoClusters(t, "kafka-e2e-fleet-am")
+	var volB string
+	var oldB = map[string]bool{}
+	for _, w := range []*world{f.a, f.b} {
+		for _, id := range []string{"0", "1", "2"} {
+			c := controller("foobar-kafka-controller-"+id, id)
+			w.createNode(c, "")
+			w.ready(c.name)
+		}
+		vol := newBrokerVolume(t, seedNodeID)
+		p := w.createNode(broker(seedBroker, seedNodeID), vol)
+		w.ready(seedBroker)
+		if w == f.b {
+			volB = vol
+			oldB[string(p.UID)] = true
+		}
+	}
+	treeB := readTree(t, volB)
+	// POD_NAMESPACE: the bot's namespace, in each cluster (each cluster's
+	// alert state lives there; the leader Leases in the home cluster's).
+	self := f.a.env.SelfNamespace(t, "kafka-bot-"+f.ns())
+	if selfB := f.b.env.SelfNamespace(t, "kafka-bot-"+f.ns()); selfB != self {
+		t.Fatalf("the bot's namespace is %s in %s and %s in %s", self, clusterA, selfB, clusterB)
+	}
+	bot := f.startBot("kafkabot-0", []serve.Cluster{f.a.member(clusterA), f.b.member(clusterB)}, func(o *serve.Options) {
+		o.Settings.AlertChannel = alertChannel
+		o.Settings.AlertmanagerToken = amToken
+		o.Settings.PodNamespace = self
+		// The sweeps' own watch path waits an hour before alerting, so
+		// every post below comes through the receiver.
+		o.Settings.GroupWait = time.Hour
+	})
+	for _, c := range []string{clusterA, clusterB} {
+		testenv.WaitFor(t, "cluster "+c+"'s sweep to lead", func(ctx context.Context) (bool, error) {
+			l, err := f.a.admin.CoordinationV1().Leases(self).Get(ctx, serve.LeaderLeaseName(c, true), metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			return l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "kafkabot-0", nil
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /alertmanager", bot.srv.Receiver())
+	recv := httptest.NewServer(mux) // loopback
+	t.Cleanup(recv.Close)
+	am := startAlertmanager(t, bin, recv.URL)
+
+	f.b.crashLoop(seedBroker, seedLog())
+	podB, err := f.b.pod(seedBroker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateA := f.a.clusterState()
+	started := time.Now().UTC()
+	labels := func(cluster string) map[string]string {
+		l := map[string]string{"alertname": "KubePodCrashLooping", "namespace": f.ns(), "pod": seedBroker, "container": "kafka"}
+		if cluster != "" {
+			l["cluster"] = cluster
+		}
+		return l
+	}
+
+	// Refused: no cluster label, and a cluster this bot does not serve.
+	am.post(t, amAlert{Labels: labels(""), StartsAt: started}, amAlert{Labels: labels("prod-asia"), StartsAt: started})
+	testenv.WaitFor(t, "both refusals in the bot's log", func(context.Context) (bool, error) {
+		l := bot.logs.String()
+		return strings.Contains(l, `"cluster_label":""`) && strings.Contains(l, `"cluster_label":"prod-asia"`), nil
+	})
+	if n := len(f.emu.Messages(channel)) + len(f.emu.Messages(alertChannel)); n != 0 {
+		t.Fatalf("alerts naming no served cluster posted %d messages", n)
+	}
+
+	// Routed: cluster B's alert is diagnosed in B.
+	am.post(t, amAlert{Labels: labels(clusterB), StartsAt: started})
+	f.a.waitSlack("the diagnosis of "+clusterB+"'s alert", func() bool { return len(f.emu.Messages(channel)) > 0 })
+	alert := f.emu.Messages(channel)[0]
+	text := blockTexts(t, alert.Blocks)
+	for _, want := range []string{clusterB + "/" + f.ns() + "/" + seedBroker, "KRaft metadata log diverged", "Alert from Alertmanager"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the alert lacks %q:\n%s", want, text)
+		}
+	}
+	if details := strings.Join(f.a.waitThread(alert, string(podB.UID)), "\n"); !strings.Contains(details, string(podB.UID)) {
+		t.Errorf("the details do not carry %s's pod UID %s", clusterB, podB.UID)
+	}
+
+	f.a.click(alert, actionApprove, approver)
+	th := f.a.waitRepairEnd(alert)
+	if missing := containsInOrder(th, "approved. Starting", "Repair succeeded: the broker is back"); missing != "" {
+		t.Fatalf("the alert's thread lacks %q; it reads:\n%s", missing, strings.Join(th, "\n---\n"))
+	}
+	if diff := stateDiff(stateA, f.a.clusterState()); len(diff) != 0 {
+		t.Errorf("repairing %s's broker changed cluster %s:\n%s", clusterB, clusterA, strings.Join(diff, "\n"))
+	}
+	checkMetadataLogMoved(t, volB, treeB)
+	if now, err := f.b.pod(seedBroker); err != nil || oldB[string(now.UID)] {
+		t.Errorf("%s's broker was not recreated (err %v)", clusterB, err)
+	}
+
+	am.post(t, amAlert{Labels: labels(clusterB), StartsAt: started, EndsAt: time.Now().UTC()})
+	f.a.waitSlack("the alert to resolve", func() bool {
+		return strings.Contains(blockTexts(t, f.a.message(alert).Blocks), "Resolved")
+	})
+	if n := len(f.emu.Messages(channel)); n != 1 {
+		t.Errorf("the routed channel has %d messages, want the one alert", n)
 	}
 }
