@@ -494,3 +494,47 @@ func firstDifference(want, got string) string {
 	}
 	return "(equal)"
 }
+
+// TestChartOptionalObjects: the switches that leave objects out do so, and
+// only those objects.
+func TestChartOptionalObjects(t *testing.T) {
+	h := helms(t)[0]
+	base := filepath.Join(chartTestdata, "values", "default.yaml")
+	for _, tc := range []struct {
+		set     string
+		without []string // kinds the switch removes
+	}{
+		{"namespace.manage=false", []string{"Namespace"}},
+		{"admissionPolicy.create=false", []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}},
+		{"podDisruptionBudget.enabled=false", []string{"PodDisruptionBudget"}},
+		{"service.enabled=false", []string{"Service"}},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			full, stderr, ok := h.template(t, releaseNamespace, "-f", base)
+			if !ok {
+				t.Fatal(stderr)
+			}
+			out, stderr, ok := h.template(t, releaseNamespace, "-f", base, "--set", tc.set)
+			if !ok {
+				t.Fatal(stderr)
+			}
+			kinds := func(objs []map[string]any) map[string]int {
+				m := map[string]int{}
+				for _, o := range objs {
+					m[o["kind"].(string)]++
+				}
+				return m
+			}
+			want, got := kinds(parseObjects(t, full)), kinds(parseObjects(t, out))
+			for _, k := range tc.without {
+				if want[k] == 0 {
+					t.Fatalf("the default rendering has no %s: the test is stale", k)
+				}
+				delete(want, k)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("with %s the chart renders %v, want %v", tc.set, got, want)
+			}
+		})
+	}
+}

@@ -160,7 +160,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		rep.Say(fmt.Sprintf("✅ %s approved: %s\n\n"+
 			"⚠️ Automated execution is not available in this build of the bot, so *nothing was changed*. "+
 			"Follow the steps in the message above by hand, or run a build with the repair executor.",
-			mention(c.User), planText(a)))
+			mention(c.User), planText(a, b.podLabel(m, a.Namespace, a.Pod))))
 		rep.SetStatus("🛑 Approved, but automated execution is not available in this build — nothing was changed")
 		rep.Wait(ctx)
 		return
@@ -172,7 +172,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
 		ExpiresAt: a.ExpiresAt,
 	}
-	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a)), append(rec.Approvers(), a.Requester)...)
+	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a, b.podLabel(m, a.Namespace, a.Pod))), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
@@ -299,13 +299,14 @@ func mentions(users []string) string {
 }
 
 // planText describes an approval's plan in mrkdwn words (not a command).
-func planText(a approval.Approval) string {
+// pod names the pod (namespace/pod, with its cluster on a multi-cluster bot).
+func planText(a approval.Approval, pod string) string {
 	target := a.Target
 	if target == "" {
 		target = "-"
 	}
 	return fmt.Sprintf("%s of %s on pod %s (UID %s), for finding %s.",
-		inlineCode(a.Action, 80), inlineCode(target, 200), inlineCode(a.Namespace+"/"+a.Pod, 200),
+		inlineCode(a.Action, 80), inlineCode(target, 200), inlineCode(pod, 200),
 		inlineCode(orDash(a.PodUID), 80), inlineCode(a.Rule, 120))
 }
 

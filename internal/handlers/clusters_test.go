@@ -168,6 +168,13 @@ func TestFleetApprovalActsOnlyOnItsCluster(t *testing.T) {
 		otherDec := tc.otherDec.n.Load()
 		f.click(m, actionApprove, approver)
 		f.waitRepairDone(m)
+		var thread string
+		for _, r := range f.emu.Thread(channel, m.TS) {
+			thread += r.Text + blockTexts(t, r.Blocks)
+		}
+		if !strings.Contains(thread, "on pod `"+tc.header+"`") {
+			t.Errorf("%q: the repair checklist does not name its cluster (%s)", tc.text, tc.header)
+		}
 		if got := tc.want.calls(); len(got) != wantBefore+1 || got[len(got)-1].Pod != seedPod {
 			t.Errorf("%q: the cluster's repairer ran %d repairs, want %d", tc.text, len(got), wantBefore+1)
 		}

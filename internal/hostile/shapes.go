@@ -32,7 +32,7 @@ const (
 	KafkaSecret     = "kafka-users"
 	StateConfigMap  = "kafkabot-alert-state"
 	OtherBrokerName = "kafka-broker-1"
-	// OperatorReplicaSet owns OperatorPod.
+	// OperatorReplicaSet owns OperatorPod (not as its controller).
 	OperatorReplicaSet = "strimzi-cluster-operator-7d9f8c6b5"
 )
 
@@ -475,8 +475,26 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 		}
 		return p
 	}
-	operatorLabels := map[string]string{"name": "strimzi-cluster-operator", "strimzi.io/kind": "cluster-operator"}
-	operator := plain(OperatorPod, operatorLabels, nil)
+	// The operator pod belongs to a ReplicaSet that exists: a cluster's
+	// garbage collector deletes a pod whose owner is absent. The
+	// ReplicaSet wants no pods and selects none (so a live ReplicaSet
+	// controller neither adopts, deletes nor releases the pod), and the
+	// pod's reference to it is not a controller reference.
+	rsLabels := map[string]string{"kafkabot.io/hostile-replicaset": "selects-no-pod"}
+	rs, err := admin.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: OperatorReplicaSet, Namespace: ns},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: rsLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: rsLabels},
+				Spec: plain("template", nil, nil).Spec}},
+	}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		rs, err = admin.AppsV1().ReplicaSets(ns).Get(ctx, OperatorReplicaSet, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("hostile: creating ReplicaSet %s: %w", OperatorReplicaSet, err)
+	}
+	operator := plain(OperatorPod, map[string]string{"name": "strimzi-cluster-operator", "strimzi.io/kind": "cluster-operator"},
+		&metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID})
 	controller := plain(ControllerPod, map[string]string{"strimzi.io/kind": "Kafka", "strimzi.io/cluster": "my-cluster",
 		"strimzi.io/name": "my-cluster-kafka", "strimzi.io/controller-role": "true", "strimzi.io/broker-role": "false"},
 		&metav1.OwnerReference{APIVersion: "core.strimzi.io/v1beta2", Kind: "StrimziPodSet", Name: "my-cluster-controllers", UID: "0a000000-0000-4000-8000-000000000002", Controller: &ctrl})
@@ -486,21 +504,7 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 			return err
 		}
 	}
-	// The operator pod belongs to a ReplicaSet that exists: a cluster's
-	// garbage collector deletes a pod whose owner is absent. Created after
-	// the pod, so its controller adopts the pod instead of making another.
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: OperatorReplicaSet, Namespace: ns, Labels: operatorLabels},
-		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: operatorLabels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: operatorLabels}, Spec: operator.Spec}},
-	}
-	if _, err := admin.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("hostile: creating ReplicaSet %s: %w", rs.Name, err)
-	}
-	if err := ownOperatorPod(ctx, admin, ns); err != nil {
-		return err
-	}
-	_, err := admin.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
+	_, err = admin.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: ForeignLease, Namespace: ns},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(OperatorPod)},
 	}, metav1.CreateOptions{})
@@ -524,36 +528,6 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 		Data:       map[string]string{"APPROVERS": "U0APPROVER"},
 	}, metav1.CreateOptions{})
 	return create("ConfigMap "+c.SettingsConfigMap, err)
-}
-
-// ownOperatorPod makes OperatorReplicaSet the operator pod's controller,
-// unless the ReplicaSet controller of a live cluster already adopted it.
-func ownOperatorPod(ctx context.Context, admin kubernetes.Interface, ns string) error {
-	rs, err := admin.AppsV1().ReplicaSets(ns).Get(ctx, OperatorReplicaSet, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("hostile: reading ReplicaSet %s: %w", OperatorReplicaSet, err)
-	}
-	for range 5 {
-		p, err := admin.CoreV1().Pods(ns).Get(ctx, OperatorPod, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("hostile: reading pod %s: %w", OperatorPod, err)
-		}
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			if ref.UID != rs.UID {
-				return fmt.Errorf("hostile: pod %s is controlled by %s %s, not ReplicaSet %s", OperatorPod, ref.Kind, ref.Name, OperatorReplicaSet)
-			}
-			return nil
-		}
-		p.OwnerReferences = append(p.OwnerReferences, *metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet")))
-		_, err = admin.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
-		if !apierrors.IsConflict(err) {
-			if err != nil {
-				return fmt.Errorf("hostile: making ReplicaSet %s own pod %s: %w", OperatorReplicaSet, OperatorPod, err)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("hostile: pod %s kept changing while it was given its owner", OperatorPod)
 }
 
 // Uninstall deletes, as an admin, what Install created in c.Namespace (the

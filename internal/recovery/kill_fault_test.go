@@ -206,8 +206,20 @@ func TestFaultKilledAfterEveryStep(t *testing.T) {
 			ks.dead.Store(false)
 			restarted := NewRepairer(h.kc, h.r.engine, h.r.opts)
 			th := &threads{}
-			if err := restarted.Resume(context.Background(), th.newReporter); err != nil {
+			// Bounded, so that a resumed wait nothing ends fails here,
+			// saying where, rather than as the package's timeout.
+			rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer rcancel()
+			if err := restarted.Resume(rctx, th.newReporter); err != nil {
 				t.Fatal(err)
+			}
+			if rctx.Err() != nil {
+				th.mu.Lock()
+				for _, rep := range th.reps {
+					t.Logf("resumed thread:\n%s", rep.text())
+				}
+				th.mu.Unlock()
+				t.Fatal("Resume did not finish within 2 minutes")
 			}
 
 			lease, err := h.cs.CoordinationV1().Leases(testNS).Get(context.Background(), kube.RepairLeaseName(brokerName), metav1.GetOptions{})

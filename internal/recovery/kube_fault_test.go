@@ -442,7 +442,14 @@ func TestFaultClusterChangesDuringRepair(t *testing.T) {
 			// established (the fake loses a delete between list and watch).
 			h.waitForWatch(t, debugName)
 			tc.act(t, h)
-			s := <-done
+			var s Summary
+			select {
+			case s = <-done:
+			case <-time.After(2 * time.Minute):
+				// Only a wait nothing ends (the fake clock never
+				// reaches a timeout) takes this long: say where.
+				t.Fatalf("the repair never returned; progress:\n%s", rep.text())
+			}
 			if s.Outcome != tc.wantOutcome {
 				t.Fatalf("outcome %s, want %s:\n%s\n%s", s.Outcome, tc.wantOutcome, s.Text, rep.text())
 			}

@@ -158,6 +158,10 @@ func (s *scenario) writeVolumes(storedID string, diverged bool) {
 			}
 		}
 		root := s.volume(i)
+		// A fresh volume, also when the tests run again on one cluster.
+		if err := os.RemoveAll(root); err != nil {
+			s.t.Fatal(err)
+		}
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			s.t.Fatal(err)
 		}

@@ -22,7 +22,8 @@
 //     stays up), serves the readiness port for that long, as a broker whose
 //     back-off expired and that runs until it hits the divergence again,
 //     watches that the metadata log stays in place while it runs, writes
-//     what it saw to StayUpMarker+".report" and only then crashes;
+//     what it saw to StayUpMarker+".report" and only then crashes (and
+//     with JournalFile there, every run's start and end are appended to it);
 //  3. it reads meta.properties; a node.id other than KAFKA_CFG_NODE_ID (or,
 //     for Strimzi, the pod name's ordinal) prints a real node-id-mismatch
 //     crash log and exits 1;
@@ -59,8 +60,33 @@ const StayUpMarker = "kafkabot-test-stay-up"
 //go:embed logs/*.log
 var logs embed.FS
 
+// JournalFile, when it exists in the first log dir, gets a line
+// "start <time>" when a broker starts (its locks taken) and "end <time>"
+// when it exits: the times this node ran, for a test to compare with the
+// time of the repair's rename.
+const JournalFile = "kafkabot-test-journal"
+
+// journal is JournalFile's path once a broker run recorded its start.
+var journal string
+
 func main() {
-	os.Exit(run())
+	code := run()
+	record("end")
+	os.Exit(code)
+}
+
+// record appends "<what> <now>" to the journal, if this run keeps one.
+func record(what string) {
+	if journal == "" {
+		return
+	}
+	f, err := os.OpenFile(journal, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stand-in: journal: %v\n", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", what, time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 func run() int {
@@ -79,6 +105,10 @@ func run() int {
 	if len(dirs) == 0 {
 		fmt.Fprintln(os.Stderr, "ERROR no log dirs: set KAFKA_CFG_LOG_DIRS")
 		return 1
+	}
+	if j := filepath.Join(dirs[0], JournalFile); fileExists(j) {
+		journal = j
+		record("start")
 	}
 	var locks []*os.File
 	for _, dir := range dirs {
@@ -192,6 +222,11 @@ func stayUp(dir, meta string) error {
 	}
 	fmt.Print("stand-in: stayed up; " + strings.ReplaceAll(strings.TrimSpace(report), "\n", " ") + "\n")
 	return os.WriteFile(marker+".report", []byte(report), 0o644)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // logDirs is KAFKA_CFG_LOG_DIRS, or Strimzi's default layout.
