@@ -3,7 +3,8 @@
 // Package realnode runs the repair end to end on a real single-node cluster
 // (hack/realnode.sh): the real kubelet, containerd and runc, local
 // PersistentVolumes on this machine's disk, the StatefulSet controller, and
-// the bot installed from deploy/ with `kubectl apply -k`, running in its own
+// the bot installed from deploy/ with `kubectl apply -k` (the last scenario
+// replaces it with the Helm chart), running in its own
 // pod with its projected ServiceAccount token, the real RBAC and admission
 // policy, and talking to the Slack emulator (internal/slackemu), which this
 // test process serves on the node's address inside the cluster's network
@@ -79,6 +80,9 @@ type cluster struct {
 	images   map[string]ociimage.Ref
 	// installed is when `kubectl apply -k` returned.
 	installed time.Time
+	// overlay is the kustomize overlay the bot was installed from (removed
+	// when the tests end).
+	overlay string
 }
 
 var env *cluster
@@ -132,6 +136,11 @@ func setUp(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer c.emu.Close()
+	defer func() {
+		if c.overlay != "" {
+			os.RemoveAll(c.overlay)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := c.prepare(ctx); err != nil {
@@ -205,7 +214,7 @@ func (c *cluster) installBot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	c.overlay = dir
 	base, err := filepath.Rel(dir, filepath.Join(c.repoRoot, "deploy"))
 	if err != nil {
 		return err

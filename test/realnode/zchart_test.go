@@ -1,0 +1,134 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-chatops/kafkabot/internal/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+)
+
+// TestChartInstallOnARealNode replaces the kustomize install with the Helm
+// chart (deploy/helm/kafkabot), installed as the README says: the bot's
+// namespace and Secret created first, then `helm install --take-ownership`
+// with values only (the image by digest, the Slack IDs, the Kafka
+// namespace, the brokers' image repository for the admission policy, and
+// in extraConfig the emulator's URL, the short settle period and the API
+// server's real address, as there is no kube-proxy). The chart's bot then
+// repairs a crash-looping broker end to end on the real node. It runs last
+// (its file name sorts last): the tests before it use the kustomize install.
+//
+// Helm is hack/build-helm.sh's (HELM_BIN, which hack/test.sh exports).
+func TestChartInstallOnARealNode(t *testing.T) {
+	helm := os.Getenv("HELM_BIN")
+	if helm == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("HELM_BIN is not set: hack/test.sh sets it to the helm hack/build-helm.sh builds")
+		}
+		t.Skip("HELM_BIN is not set (hack/test.sh sets it): the chart install is not tried")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+
+	// Uninstall the kustomize install, waiting until its namespace is gone.
+	if out, err := env.run(ctx, "delete", "-k", env.overlay, "--wait=true", "--timeout=180s"); err != nil {
+		t.Fatalf("kubectl delete -k: %v\n%s", err, out)
+	}
+	if err := waitFor(ctx, time.Minute, func() (bool, error) { return env.emu.OpenConnections() == 0, nil }); err != nil {
+		t.Fatalf("the kustomize install's bots are still connected to Slack: %v", err)
+	}
+
+	// The README's steps 2 and 3.
+	if _, err := env.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: botNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kafka-bot", Namespace: botNS}, StringData: map[string]string{
+		"SLACK_APP_TOKEN": slackemu.DefaultAppToken, "SLACK_BOT_TOKEN": slackemu.DefaultBotToken, "APPROVAL_SECRET": approvalSecret,
+	}}
+	if _, err := env.admin.CoreV1().Secrets(botNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	values := fmt.Sprintf(`kafkaNamespaces: [%s]
+slack:
+  alertChannel: %s
+  approvers: [%s]
+  approvalChannels: [%s]
+image:
+  repository: kafkabot.local/kafkabot
+  digest: %s
+admissionPolicy:
+  debugImageRepositories: [kafkabot.local/kafka-standin]
+extraConfig:
+  SLACK_API_URL: %q
+  REPAIR_SETTLE: 20s
+  KUBERNETES_SERVICE_HOST: %q
+  KUBERNETES_SERVICE_PORT: "6443"
+`, kafkaNS, alertChannel, approver, channel, env.images[botImageName].ManifestDigest, env.emu.APIURL(), env.nodeIP)
+	if err := os.WriteFile(filepath.Join(dir, "values.yaml"), []byte(values), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, helm, "install", "kafkabot", filepath.Join(env.repoRoot, "deploy", "helm", "kafkabot"),
+		"--namespace", botNS, "--take-ownership", "-f", filepath.Join(dir, "values.yaml"), "--wait", "--timeout", "180s")
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(dir, "cache"), "HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"HELM_DATA_HOME="+filepath.Join(dir, "data"))
+	installed := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	measure(t, "helm install --wait", time.Since(installed))
+	if err := waitFor(ctx, time.Minute, func() (bool, error) { return env.emu.OpenConnections() >= 2, nil }); err != nil {
+		t.Fatalf("the chart's bots did not connect to Slack: %v", err)
+	}
+
+	// It is the chart's install: its policy, its pods.
+	vap, err := env.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, hostile.PolicyName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vap.Annotations["meta.helm.sh/release-name"] != "kafkabot" {
+		t.Errorf("the admission policy is not the chart's: annotations %v", vap.Annotations)
+	}
+	pods, err := env.admin.CoreV1().Pods(botNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=kafkabot,app.kubernetes.io/name=kafkabot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.Spec.Containers[0].Image == "kafkabot.local/kafkabot@"+env.images[botImageName].ManifestDigest {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Fatalf("%d running chart bot pods on the image by digest, want 2", running)
+	}
+
+	// A repair by the chart's bot.
+	s := newScenario(t, "chart", bitnami, "100")
+	s.writeVolumes("100", true)
+	s.deploy()
+	old := s.waitCrashLoop(1)
+	th, summary := s.approveRepair()
+	if !strings.Contains(summary, "Repair succeeded") {
+		t.Fatalf("the chart's bot did not repair the broker:\n%s", strings.Join(th, "\n---\n"))
+	}
+	checkBackup(t, s)
+	now, err := s.pod(s.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.UID == old.UID {
+		t.Errorf("%s was not restarted", s.broker)
+	}
+}
