@@ -39,7 +39,7 @@ type fleetSpec struct {
 }
 
 var (
-	fullFleet  = fleetSpec{Rounds: 25, PerRound: 8}
+	fullFleet  = fleetSpec{Rounds: 250, PerRound: 4}
 	quickFleet = fleetSpec{Rounds: 2, PerRound: 3, LookupTimeout: time.Second}
 )
 

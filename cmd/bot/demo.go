@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/demo"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 const demoLong = `Plays the whole story on an in-process cluster (client-go's fake clientset and
@@ -84,12 +85,20 @@ func runDemo(ctx context.Context, a demoArgs, stdin io.Reader, stdout, stderr io
 		opts.Log, opts.LogLevel = logFile, slog.LevelDebug
 	}
 
-	// client-go's own warnings (klog) go where the bot's logs go.
-	klog.LogToStderr(false)
-	klog.SetOutput(opts.Log)
-	defer klog.LogToStderr(true)
+	opts.Logger = demoLogger(opts.Log, opts.LogLevel)
+	defer klog.ClearLogger()
 
 	opts.Metrics = *withMetrics
 	_, err = demo.Run(ctx, opts)
 	return err
+}
+
+// demoLogger is the demo bot's logger (text, as a person reads it), and
+// what client-go logs through klog (reflectors, API server warnings) goes
+// through it too, with logger=klog, as in bot serve: one stream, one format.
+// The caller undoes the routing with klog.ClearLogger.
+func demoLogger(w io.Writer, level slog.Level) *slog.Logger {
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	logging.RouteKlog(log)
+	return log
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"k8s.io/klog/v2"
+
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 // demoStory is the story's key lines, in the order they must appear: the
@@ -165,5 +169,23 @@ func TestDemoFailsLoudly(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tt.wantCode, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDemoLoggerRoutesKlog: what client-go logs through klog during bot
+// demo is a record of the demo bot's text logger (logger=klog), on the
+// same writer as the bot's own lines, not klog's own format.
+func TestDemoLoggerRoutesKlog(t *testing.T) {
+	var buf logging.Buffer
+	t.Cleanup(klog.ClearLogger)
+	log := demoLogger(&buf, slog.LevelDebug)
+	log.Info("bot line")
+	klog.Warningf("Use tokens from the TokenRequest API (%s)", "w1")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want the bot's line and the klog one, got:\n%s", buf.String())
+	}
+	if !strings.HasPrefix(lines[1], "time=") || !strings.Contains(lines[1], `msg="Use tokens from the TokenRequest API (w1)"`) || !strings.Contains(lines[1], "logger=klog") {
+		t.Errorf("klog line %q; want a slog text record with logger=klog", lines[1])
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -85,7 +84,6 @@ Slack (/kafka diagnose) and, after an approval, repairs their volumes.
 
 Without a subcommand, bot runs "bot serve". The subcommands that talk to a
 cluster take kubectl's --kubeconfig, --context and -n/--namespace.`,
-		Version:       version + " (" + runtime.Version() + ")",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          rootArgs,
@@ -95,7 +93,16 @@ cluster take kubectl's --kubeconfig, --context and -n/--namespace.`,
 	// so that messages say "bot serve"). A root that runs also makes cobra
 	// check its arguments, so `bot NOT-A-SUBCOMMAND` is a usage error
 	// rather than the help and exit 0.
-	root.RunE = serve.RunE
+	// `bot --version` (-v) prints what `bot version` prints. The flag is
+	// the bot's own rather than cobra's (Version): cobra's prints another
+	// line, and changing it takes a text/template (see below).
+	root.Flags().BoolP("version", "v", false, "print the version (as bot version)")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if v, _ := cmd.Flags().GetBool("version"); v {
+			return printVersion(cmd.OutOrStdout())
+		}
+		return serve.RunE(cmd, args)
+	}
 	// Set before the completion command is added: it keeps the writer.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -118,6 +125,11 @@ cluster take kubectl's --kubeconfig, --context and -n/--namespace.`,
 	// errors like everyone's.
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Args = helpArgs
+		}
+	}
 	usageArgs(root)
 	return root
 }
@@ -172,6 +184,22 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 	}
 	return usagef("%s", msg)
+}
+
+// helpArgs refuses `bot help TOPIC` for a TOPIC that names no command as a
+// usage error (exit 2, as `bot TOPIC` would), where cobra prints "Unknown
+// help topic" and the usage and exits 0. Arguments after a command that
+// has no subcommands (`bot help diagnose broker-0`) are left to cobra,
+// which shows that command's help.
+func helpArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	found, rest, err := cmd.Root().Find(args)
+	if err != nil || found == nil || len(rest) > 0 && (found == cmd.Root() || found.HasSubCommands()) {
+		return usagef("unknown help topic %q", strings.Join(args, " "))
+	}
+	return nil
 }
 
 // exactArgs accepts exactly the positional arguments named in names

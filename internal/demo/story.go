@@ -58,6 +58,9 @@ type Options struct {
 	Log io.Writer
 	// LogLevel filters Log (default info).
 	LogLevel slog.Level
+	// Logger, when set, is the bot's logger and replaces Log and LogLevel
+	// (bot demo passes the one klog is routed through).
+	Logger *slog.Logger
 	// Timeout bounds the story (DefaultTimeout when 0).
 	Timeout time.Duration
 	// Metrics shows a /metrics excerpt at the end, while the bot still runs.
@@ -120,7 +123,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer cancel()
 
 	s := &story{opts: opts, out: opts.Out, res: &Result{}}
-	s.log = slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: opts.LogLevel}))
+	s.log = opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: opts.LogLevel}))
+	}
 	defer s.stop()
 	if err := s.setUp(ctx); err != nil {
 		return nil, err

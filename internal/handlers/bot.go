@@ -306,7 +306,8 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			if err := m.Resumer.Resume(ctx, b.resumeReporter); err != nil && ctx.Err() == nil {
+			newReporter := func(channel, threadTS string) recovery.Reporter { return b.resumeReporter(m, channel, threadTS) }
+			if err := m.Resumer.Resume(ctx, newReporter); err != nil && ctx.Err() == nil {
 				b.log.Error("resuming interrupted repairs failed", "cluster", m.Name, "error", err)
 			}
 		}()

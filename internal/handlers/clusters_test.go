@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
@@ -471,5 +472,53 @@ func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	h.waitRepairDone(m)
 	if got := h.repairer.calls(); len(got) != 1 || got[0].ApprovalID != a.ID {
 		t.Fatalf("the token without a cluster ran %+v", got)
+	}
+}
+
+// threadResumer stands in for a cluster's repairer resuming, after a
+// restart, the repair whose thread it is given: it reports one step and
+// the outcome through the bot's reporter, as recovery.Repairer.Resume does.
+type threadResumer struct {
+	thread chan string // the parent message's ts
+	done   chan struct{}
+}
+
+func (r *threadResumer) Resume(ctx context.Context, newReporter func(channel, threadTS string) recovery.Reporter) error {
+	defer close(r.done)
+	var ts string
+	select {
+	case ts = <-r.thread:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	rep := newReporter(channel, ts)
+	rep.Report(ctx, recovery.Progress{Step: fakeSteps[0], Status: recovery.StepStarted})
+	rep.Report(ctx, recovery.Progress{Step: fakeSteps[0], Status: recovery.StepDone})
+	rep.Finish(ctx, recovery.Summary{Outcome: recovery.OutcomeRepaired, Text: "Repaired kafka/" + seedPod + "."})
+	return nil
+}
+
+// TestFleetResumedRepairNamesItsCluster: on a multi-cluster bot the thread
+// of a repair resumed after a restart names the cluster it runs in, as the
+// first run's plan line does; only that cluster's resumer reports there.
+func TestFleetResumedRepairNamesItsCluster(t *testing.T) {
+	res := &threadResumer{thread: make(chan string, 1), done: make(chan struct{})}
+	f := startFleet(t, func(o *Options) { o.Clusters[1].Resumer = res })
+	m := f.diagnoseIn("diagnose us/kafka/" + seedPod)
+	before := len(f.emu.Thread(channel, m.TS))
+	res.thread <- m.TS
+	<-res.done
+	var head string
+	f.waitFor("the resumed repair's checklist", func() bool {
+		for _, r := range f.emu.Thread(channel, m.TS)[before:] {
+			if text := r.Text + blockTexts(t, r.Blocks); strings.Contains(text, "Repair resumed") {
+				head = text
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(head, "Repair resumed* after the bot restarted in cluster `us`") {
+		t.Errorf("the resumed repair's checklist does not name its cluster us:\n%s", head)
 	}
 }

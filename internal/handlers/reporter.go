@@ -101,13 +101,22 @@ func (r *ThreadReporter) Begin(head string, people ...string) {
 // (recovery.Repairer.Resume): it posts in the repair's original thread but
 // does not rewrite the parent message, whose blocks this process never saw.
 // A repair started from the terminal (no channel) is reported in the log.
-func (b *Bot) resumeReporter(channel, threadTS string) recovery.Reporter {
-	if channel == "" || threadTS == "" {
-		return logReporter{log: b.log}
+// On a multi-cluster bot the checklist's head names m's cluster, as the
+// first run's plan line does (its outcome names namespace/pod).
+func (b *Bot) resumeReporter(m *member, channel, threadTS string) recovery.Reporter {
+	log := b.log
+	if b.multi() && m != nil {
+		log = log.With("cluster", m.Name)
 	}
-	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", b.log, b.clock)
+	if channel == "" || threadTS == "" {
+		return logReporter{log: log}
+	}
+	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", log, b.clock)
 	r.threadOnly = true
 	r.head = "🔁 *Repair resumed* after the bot restarted"
+	if b.multi() && m != nil {
+		r.head += " in cluster " + inlineCode(m.Name, 80)
+	}
 	return r
 }
 
