@@ -31,11 +31,19 @@ func setBrokerKafka(t *testing.T, h *harness, running bool, restarts int32) {
 	if running {
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(testStart)}}
 	} else {
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: backOffMessage("5m0s")}}
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Reason: "Error", ExitCode: 1, StartedAt: metav1.NewTime(h.clock.Now().Add(-10 * time.Second)), FinishedAt: metav1.NewTime(h.clock.Now()),
+		}}
 	}
 	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
 		t.Errorf("updating the broker: %v", err)
 	}
+}
+
+// backOffMessage is the kubelet's CrashLoopBackOff message for the broker.
+func backOffMessage(backOff string) string {
+	return "back-off " + backOff + " restarting failed container=kafka pod=" + brokerName + "_" + testNS + "(" + brokerUID + ")"
 }
 
 // brokerKafkaState says how the broker's Kafka container is, in the fake.
@@ -233,5 +241,138 @@ func TestSafety12_SlowLogRecoveryGetsMoreTime(t *testing.T) {
 	}
 	if s := awaitSummary(t, done); s.Outcome != OutcomeRepaired {
 		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+}
+
+// goDeadlines parses the go values the harness saw.
+func goDeadlines(t *testing.T, h *harness) []time.Time {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []time.Time
+	for _, v := range h.goValues {
+		d, ok := parseGoValue(v, testApproval)
+		if !ok {
+			t.Errorf("go %q is not <repair id>.<unix seconds>", v)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// expireFirstGo starts a repair whose first go the script never sees in
+// time, and steps the bot's clock past that go's deadline.
+func expireFirstGo(t *testing.T, h *harness, rec *recorder) <-chan Summary {
+	t.Helper()
+	h.ignoreGoes = 1
+	done := repairWithin(t, h, rec)
+	waitUntil(t, "the first go", func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.goValues) == 1 })
+	first := goDeadlines(t, h)[0]
+	// The seed broker exited at testStart-50s with a 5m0s back-off.
+	if want := testStart.Add(-50*time.Second + 5*time.Minute - GoSafetyMargin); !first.Equal(want) {
+		t.Errorf("first go's deadline %v, want %v", first, want)
+	}
+	// The wait for the debug pod (its second watch) has set its timer.
+	waitUntil(t, "the wait for the debug pod", func() bool { return h.watchesOf(DebugPodName(brokerName, testApproval)) >= 2 })
+	h.clock.SetTime(first.Add(2 * time.Second))
+	waitUntil(t, "the bot to see its go expire", func() bool { return strings.Contains(rec.text(), "the go's deadline") })
+	return done
+}
+
+// TestSafety04_NewGoAfterTheGoExpires: the kubelet has not projected the go
+// into the debug pod by its deadline, so the script will not move on it.
+// The bot waits for Kafka's next stop (not while it runs, nor on the stale
+// stop whose window has passed) and gives a new go with a later deadline;
+// the move then happens on that go. Before the fix there was no deadline
+// and no second go: the script moved whenever the go arrived.
+func TestSafety04_NewGoAfterTheGoExpires(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	var stateAtGo string
+	h.onGo = func() { stateAtGo = brokerKafkaState(h) }
+	rec := &recorder{}
+	done := expireFirstGo(t, h, rec)
+	waitUntil(t, "the stale stop judged too short", func() bool { return strings.Contains(rec.text(), "cannot be sure it stays stopped") })
+	setBrokerKafka(t, h, true, 8) // the back-off expired: Kafka runs
+	waitUntil(t, "the bot to see Kafka running again", func() bool { return strings.Contains(rec.text(), "is running again (restart 8") })
+	if n := len(goDeadlines(t, h)); n != 1 {
+		t.Fatalf("%d goes given before Kafka stopped again", n)
+	}
+	setBrokerKafka(t, h, false, 9) // and crashes again, exiting now
+	s := awaitSummary(t, done)
+	if s.Outcome != OutcomeRepaired {
+		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+	d := goDeadlines(t, h)
+	if len(d) != 2 {
+		t.Fatalf("%d goes, want 2: %v", len(d), d)
+	}
+	exit := testStart.Add(-50*time.Second + 5*time.Minute - GoSafetyMargin).Add(2 * time.Second) // the clock when it crashed
+	if want := exit.Add(5*time.Minute - GoSafetyMargin); !d[1].Equal(want) || !d[1].After(d[0]) {
+		t.Errorf("second go's deadline %v, want %v (after the first, %v)", d[1], want, d[0])
+	}
+	if stateAtGo != "stopped" {
+		t.Errorf("Kafka was %q at the go the script used", stateAtGo)
+	}
+	if got := h.lease().Annotations[annoGoRestarts]; got != "9" {
+		t.Errorf("lease records restart count %q at the go, want 9", got)
+	}
+	if !strings.Contains(rec.text(), "new go given") {
+		t.Errorf("the thread does not say a new go was given:\n%s", rec.text())
+	}
+	if strings.Contains(s.Text, "INTERLOCK") {
+		t.Errorf("a clean re-signal warns:\n%s", s.Text)
+	}
+}
+
+// TestSafety04_NoNewGoWhenTheScriptFinishesAfterTheDeadline: the script
+// moved on the first go just before its deadline, and its pod's end is
+// seen after it. The bot reads the result; it gives no second go.
+func TestSafety04_NoNewGoWhenTheScriptFinishesAfterTheDeadline(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	rec := &recorder{}
+	done := expireFirstGo(t, h, rec)
+	obj, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName, testApproval))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	h.logs.set(pod.Name, movedResult(StatusMoved))
+	finishDebugPod(pod, true)
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Fatal(err)
+	}
+	s := awaitSummary(t, done)
+	if s.Outcome != OutcomeRepaired {
+		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+	if n := len(goDeadlines(t, h)); n != 1 {
+		t.Errorf("%d goes, want 1", n)
+	}
+}
+
+// TestSafety04_ReSignalIsBoundedByTheRepairTimeout: after an expired go
+// Kafka never stops again; the repair ends at its timeout with no second
+// go, nothing moved.
+func TestSafety04_ReSignalIsBoundedByTheRepairTimeout(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	rec := &recorder{}
+	done := expireFirstGo(t, h, rec)
+	setBrokerKafka(t, h, true, 8)
+	waitUntil(t, "the bot to see Kafka running again", func() bool { return strings.Contains(rec.text(), "is running again (restart 8") })
+	h.clock.Step(5 * time.Minute)
+	s := awaitSummary(t, done)
+	if s.Outcome == OutcomeRepaired {
+		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+	}
+	if !strings.Contains(s.Text, "timed out") && !strings.Contains(s.Text, ErrTimeout.Error()) {
+		t.Errorf("the summary does not say it timed out:\n%s", s.Text)
+	}
+	if n := len(goDeadlines(t, h)); n != 1 {
+		t.Errorf("%d goes, want 1", n)
+	}
+	for _, w := range h.writes() {
+		if w == "delete pods/"+brokerName {
+			t.Errorf("deleted the broker after a repair that never moved; writes: %v", h.writes())
+		}
 	}
 }

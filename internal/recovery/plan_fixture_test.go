@@ -113,7 +113,7 @@ func crashLoopStatus() corev1.PodStatus {
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "kafka", Image: kafkaImage, ImageID: kafkaDigest, RestartCount: 7,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container"}},
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container=kafka pod=" + brokerName + "_" + testNS + "(" + brokerUID + ")"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 				Reason: "Error", ExitCode: 1, StartedAt: metav1.NewTime(testStart.Add(-time.Minute)), FinishedAt: metav1.NewTime(testStart.Add(-50 * time.Second)),
 			}},
@@ -236,6 +236,11 @@ type harness struct {
 	// go arrives (before the simulated script moves).
 	goSignals int
 	onGo      func()
+	// goValues are the go annotations' values in order; ignoreGoes is how
+	// many goes the simulated script still misses (the kubelet projects
+	// them too late): the debug pod keeps running through them.
+	goValues   []string
+	ignoreGoes int
 	// onDebugCreate, when set, runs as a debug pod is created.
 	onDebugCreate func()
 	// finishAs, when set, edits a debug pod's finished status (a sidecar).
@@ -392,7 +397,18 @@ func (h *harness) installReactors() {
 		for k, v := range patch.Metadata.Annotations {
 			pod.Annotations[k] = v
 		}
-		if pod.Annotations[AnnotationGo] != "" && (h.plan.debug == "succeed" || h.plan.debug == "fail") {
+		if v, ok := patch.Metadata.Annotations[AnnotationGo]; ok {
+			h.mu.Lock()
+			h.goValues = append(h.goValues, v)
+			h.mu.Unlock()
+		}
+		h.mu.Lock()
+		missed := h.ignoreGoes > 0 && patch.Metadata.Annotations[AnnotationGo] != ""
+		if missed {
+			h.ignoreGoes--
+		}
+		h.mu.Unlock()
+		if pod.Annotations[AnnotationGo] != "" && !missed && (h.plan.debug == "succeed" || h.plan.debug == "fail") {
 			h.mu.Lock()
 			h.goSignals++
 			onGo := h.onGo

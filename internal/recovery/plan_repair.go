@@ -158,8 +158,10 @@ type repairRun struct {
 	// goSent is true once the debug pod has its go signal; baseRestarts is
 	// the broker's restart count seen then (-1 when unknown), checked again
 	// after the move (stayedChecked).
-	goSent        bool
-	baseRestarts  int32
+	goSent       bool
+	baseRestarts int32
+	// goDeadline is the deadline of the go last given (zero when unknown).
+	goDeadline    time.Time
 	stayedChecked bool
 	result        *ScriptResult
 	// brokerReplaced is true once the approved broker pod was deleted.

@@ -302,13 +302,7 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 // watchDebugPod waits until cond holds for the debug pod; a deleted or
 // replaced debug pod ends the wait with kube.ErrPodDeleted.
 func (run *repairRun) watchDebugPod(ctx context.Context, cond func(*corev1.Pod, *corev1.ContainerStatus) bool) error {
-	dbg := run.debugPod
-	pod, err := run.r.kc.WatchPod(ctx, dbg.Namespace, dbg.Name, func(p *corev1.Pod) (bool, error) {
-		if p == nil || p.UID != dbg.UID {
-			return false, fmt.Errorf("debug pod %s: %w", dbg.Name, kube.ErrPodDeleted)
-		}
-		return cond(p, containerStatus(p, DebugContainerName)), nil
-	})
+	pod, err := run.watchDebugPodOnly(ctx, run.debugPod, cond)
 	if errors.Is(err, kube.ErrPodDeleted) {
 		run.debugGone = true
 	}
@@ -319,11 +313,31 @@ func (run *repairRun) watchDebugPod(ctx context.Context, cond func(*corev1.Pod, 
 	return nil
 }
 
+// watchDebugPodOnly is watchDebugPod without touching run (safe from
+// another goroutine): it returns the pod that met cond.
+func (run *repairRun) watchDebugPodOnly(ctx context.Context, dbg *corev1.Pod, cond func(*corev1.Pod, *corev1.ContainerStatus) bool) (*corev1.Pod, error) {
+	return run.r.kc.WatchPod(ctx, dbg.Namespace, dbg.Name, func(p *corev1.Pod) (bool, error) {
+		if p == nil || p.UID != dbg.UID {
+			return false, fmt.Errorf("debug pod %s: %w", dbg.Name, kube.ErrPodDeleted)
+		}
+		return cond(p, containerStatus(p, DebugContainerName)), nil
+	})
+}
+
+// debugPodDone is the debug pod's end: its repair container terminated (the
+// pod's phase is not enough: a sidecar a mesh injected despite the opt-out
+// would keep it Running for ever).
+func debugPodDone(p *corev1.Pod, c *corev1.ContainerStatus) bool {
+	return kube.PodFinished(p) || (c != nil && c.State.Terminated != nil)
+}
+
 // signalGoStep is the interlock: once the debug pod's script waits (its
 // container runs), it re-reads the broker by watch until its Kafka
-// container is waiting or terminated (a CrashLoopBackOff back-off may have
-// expired meanwhile: then it waits for the next crash), with the approved
-// UID, records the restart count and only then sets the go annotation.
+// container is stopped, with the approved UID, and long enough before the
+// kubelet may restart it (a CrashLoopBackOff back-off may have expired
+// meanwhile: then it waits for the next crash). It records the restart
+// count and only then sets the go annotation, with the deadline the script
+// must move by (see goDeadline).
 func (run *repairRun) signalGoStep() Step {
 	req := run.req
 	var detail string
@@ -341,50 +355,86 @@ func (run *repairRun) signalGoStep() Step {
 			}
 			if v := run.debugPod.Annotations[AnnotationGo]; v != "" {
 				run.goSent = true // a resumed repair: the go was given before
+				run.goDeadline, _ = parseGoValue(v, labelValue(req.ApprovalID))
 				detail = "the go was already given"
 				return nil
 			}
-			if c := containerStatus(run.debugPod, DebugContainerName); kube.PodFinished(run.debugPod) || (c != nil && c.State.Terminated != nil) {
+			if c := containerStatus(run.debugPod, DebugContainerName); debugPodDone(run.debugPod, c) {
 				detail = "the debug pod ended before its go (its result says why); nothing was moved"
 				return nil
 			}
-			told := false
-			broker, err := run.r.kc.WatchPod(wctx, req.Namespace, req.Pod, func(p *corev1.Pod) (bool, error) {
-				if p == nil || string(p.UID) != req.PodUID {
-					return false, refuse(GateSamePod, "%s was deleted or recreated before the move; nothing was moved", req.Pod)
-				}
-				c := containerStatus(p, kube.KafkaContainerName(p))
-				if c == nil {
-					return false, nil
-				}
-				if c.State.Running == nil {
-					return true, nil
-				}
-				if !told {
-					told = true
-					run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
-						Detail: fmt.Sprintf("Kafka on %s is running again (restart %d: its back-off expired): waiting for it to stop before the move", req.Pod, c.RestartCount)})
-				}
-				return false, nil
-			})
+			c, w, err := run.awaitStoppedKafka(ctx, wctx)
 			if err != nil {
 				return err
 			}
-			c := containerStatus(broker, kube.KafkaContainerName(broker))
-			run.baseRestarts = c.RestartCount
-			if run.lock != nil {
-				if err := run.lock.SetAnnotation(ctx, annoGoRestarts, strconv.Itoa(int(c.RestartCount))); err != nil {
-					return fmt.Errorf("recording the broker's restart count in the lease: %w", err)
-				}
-			}
-			if _, err := run.r.kc.AnnotatePod(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID, AnnotationGo, labelValue(req.ApprovalID)); err != nil {
+			if err := run.giveGo(ctx, c, w); err != nil {
 				return err
 			}
-			run.goSent = true
-			detail = fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): go given", req.Pod, stoppedState(c), c.RestartCount)
+			detail = fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): go given, valid until %s (%s)",
+				req.Pod, stoppedState(c), c.RestartCount, w.Deadline.UTC().Format(time.RFC3339), w.Basis)
 			return nil
 		},
 		func() string { return detail })
+}
+
+// awaitStoppedKafka watches the approved broker until its Kafka container
+// is stopped with at least MinGoWindow left before its go deadline (on the
+// bot's clock), and returns that status and window. It tells the thread,
+// once per restart, why it is still waiting. A deleted or recreated broker
+// ends the wait with a refusal.
+func (run *repairRun) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.ContainerStatus, goWindow, error) {
+	req := run.req
+	toldRunning, toldShort := int32(-1), int32(-1)
+	var win goWindow
+	broker, err := run.r.kc.WatchPod(wctx, req.Namespace, req.Pod, func(p *corev1.Pod) (bool, error) {
+		if p == nil || string(p.UID) != req.PodUID {
+			return false, refuse(GateSamePod, "%s was deleted or recreated before the move; nothing was moved", req.Pod)
+		}
+		c := containerStatus(p, kube.KafkaContainerName(p))
+		if c == nil {
+			return false, nil
+		}
+		if c.State.Running != nil {
+			if toldRunning != c.RestartCount {
+				toldRunning = c.RestartCount
+				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+					Detail: fmt.Sprintf("Kafka on %s is running again (restart %d: its back-off expired): waiting for it to stop before the move", req.Pod, c.RestartCount)})
+			}
+			return false, nil
+		}
+		win = goDeadline(c)
+		left := win.Deadline.Sub(run.r.opts.Clock.Now())
+		if !win.Deadline.IsZero() && left >= MinGoWindow {
+			return true, nil
+		}
+		if toldShort != c.RestartCount && c.State.Waiting != nil {
+			toldShort = c.RestartCount
+			run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+				Detail: fmt.Sprintf("Kafka on %s is %s (restart %d), but the bot cannot be sure it stays stopped for %s (%s): no go now; waiting for its next stop",
+					req.Pod, stoppedState(c), c.RestartCount, MinGoWindow, win.Basis)})
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, goWindow{}, err
+	}
+	return containerStatus(broker, kube.KafkaContainerName(broker)), win, nil
+}
+
+// giveGo records the broker's restart count (run and Lease) and sets the
+// debug pod's go annotation with the window's deadline.
+func (run *repairRun) giveGo(ctx context.Context, c *corev1.ContainerStatus, w goWindow) error {
+	run.baseRestarts = c.RestartCount
+	if run.lock != nil {
+		if err := run.lock.SetAnnotation(ctx, annoGoRestarts, strconv.Itoa(int(c.RestartCount))); err != nil {
+			return fmt.Errorf("recording the broker's restart count in the lease: %w", err)
+		}
+	}
+	if _, err := run.r.kc.AnnotatePod(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID, AnnotationGo, goValue(labelValue(run.req.ApprovalID), w.Deadline)); err != nil {
+		return err
+	}
+	run.goSent, run.goDeadline = true, w.Deadline
+	return nil
 }
 
 // stoppedState names a stopped container's state.
@@ -398,19 +448,113 @@ func stoppedState(c *corev1.ContainerStatus) string {
 	return "not running"
 }
 
+// errGoExpired ends a wait for the debug pod when its go's deadline has
+// passed; errDebugDone ends a wait for the broker when the debug pod has
+// finished meanwhile.
+var (
+	errGoExpired = errors.New("the go's deadline passed")
+	errDebugDone = errors.New("the debug pod finished")
+)
+
 // waitDebugPodStep watches the debug pod until its repair container has
-// terminated. The pod's phase is not enough: a sidecar a mesh injected
-// despite the opt-out would keep it Running for ever.
+// terminated. When the go's deadline passes first (the kubelet had not yet
+// projected it into the pod, or the script was slow), the script no longer
+// moves on it: the bot waits for Kafka's next stop and gives a new go (same
+// repair id, new deadline), as often as needed within the repair timeout.
 func (run *repairRun) waitDebugPodStep() Step {
+	var detail string
 	return run.step(fmt.Sprintf("Wait for debug pod %s to finish (up to %s)", run.debugName(), run.r.opts.Timeout),
 		func(context.Context) (bool, error) { return run.result != nil, nil },
 		func(ctx context.Context) error {
 			wctx, cancel := run.withTimeout(ctx, "waiting for the debug pod")
 			defer cancel()
-			return run.watchDebugPod(wctx, func(p *corev1.Pod, c *corev1.ContainerStatus) bool {
-				return kube.PodFinished(p) || (c != nil && c.State.Terminated != nil)
-			})
-		}, nil)
+			if run.goDeadline.IsZero() && run.debugPod != nil {
+				run.goDeadline, _ = parseGoValue(run.debugPod.Annotations[AnnotationGo], labelValue(run.req.ApprovalID))
+			}
+			for resignals := 0; ; resignals++ {
+				err := run.watchDebugPodUntilGoExpires(wctx)
+				if !errors.Is(err, errGoExpired) {
+					if err == nil && resignals > 0 {
+						detail = fmt.Sprintf("after %d new go signal(s)", resignals)
+					}
+					return err
+				}
+				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+					Detail: fmt.Sprintf("the go's deadline %s passed and the debug pod has not finished (the kubelet may not have delivered the go yet): the script will not move on it; waiting for Kafka on %s to stop again to give a new go",
+						run.goDeadline.UTC().Format(time.RFC3339), run.req.Pod)})
+				c, w, err := run.awaitStoppedKafkaOrDebugDone(ctx, wctx)
+				if errors.Is(err, errDebugDone) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if err := run.giveGo(ctx, c, w); err != nil {
+					return err
+				}
+				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+					Detail: fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): new go given, valid until %s (%s)",
+						run.req.Pod, stoppedState(c), c.RestartCount, w.Deadline.UTC().Format(time.RFC3339), w.Basis)})
+			}
+		},
+		func() string { return detail })
+}
+
+// watchDebugPodUntilGoExpires waits for the debug pod's end; it returns
+// errGoExpired once the bot's clock is a second past the go's deadline
+// (none when the deadline is unknown) and the pod has not finished.
+func (run *repairRun) watchDebugPodUntilGoExpires(wctx context.Context) error {
+	dctx, cancel := context.WithCancelCause(wctx)
+	defer cancel(context.Canceled)
+	if !run.goDeadline.IsZero() {
+		t := run.r.opts.Clock.NewTimer(run.goDeadline.Add(time.Second).Sub(run.r.opts.Clock.Now()))
+		defer t.Stop()
+		go func() {
+			select {
+			case <-t.C():
+				cancel(errGoExpired)
+			case <-dctx.Done():
+			}
+		}()
+	}
+	err := run.watchDebugPod(dctx, debugPodDone)
+	if err != nil && wctx.Err() == nil && errors.Is(context.Cause(dctx), errGoExpired) {
+		return errGoExpired
+	}
+	return err
+}
+
+// awaitStoppedKafkaOrDebugDone is awaitStoppedKafka that also ends, with
+// errDebugDone (run.debugPod updated), when the debug pod finishes first:
+// the script moved on the earlier go, or gave up.
+func (run *repairRun) awaitStoppedKafkaOrDebugDone(ctx, wctx context.Context) (*corev1.ContainerStatus, goWindow, error) {
+	bctx, cancel := context.WithCancelCause(wctx)
+	defer cancel(context.Canceled)
+	type ended struct {
+		pod *corev1.Pod
+		err error
+	}
+	dbgEnd := make(chan ended, 1)
+	dbg := run.debugPod
+	go func() {
+		pod, err := run.watchDebugPodOnly(bctx, dbg, debugPodDone)
+		if err == nil {
+			cancel(errDebugDone)
+		}
+		dbgEnd <- ended{pod, err}
+	}()
+	c, w, err := run.awaitStoppedKafka(ctx, bctx)
+	cancel(context.Canceled)
+	d := <-dbgEnd
+	if d.err == nil {
+		run.debugPod = d.pod
+		return nil, goWindow{}, errDebugDone
+	}
+	if errors.Is(d.err, kube.ErrPodDeleted) {
+		run.debugGone = true
+		return nil, goWindow{}, d.err
+	}
+	return c, w, err
 }
 
 // checkStayedStoppedStep checks, after the move, that the broker's Kafka

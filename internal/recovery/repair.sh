@@ -24,16 +24,18 @@
 #   KB_MOUNT_ROOT     each claim is mounted at $KB_MOUNT_ROOT/<n>
 #   KB_BACKUP_NAME    kafkabot-backup-<yyyymmddThhmmssZ>[-<id>]
 #   KB_MODE           apply | check (check: every check, no change)
-#   KB_GO_WANT        apply mode: the repair id the bot writes as its go signal
-#   KB_GO_WAIT        apply mode: seconds to wait for it (1-3600)
+#   KB_GO_WANT        apply mode: the repair id the bot writes in its go signal
+#   KB_GO_WAIT        apply mode: seconds to wait for a valid go (1-3600)
 #
 # The go signal (an interlock: Kafka must be stopped at the moment of the
 # move). After every check passes, and before anything changes, the script
-# waits until $KB_MOUNT_ROOT/kafkabot-go/go holds KB_GO_WANT. That file is a
-# downwardAPI projection of the pod's own kafkabot/go annotation, which the
-# bot sets only after re-reading the broker and seeing its Kafka container
-# waiting or terminated (same pod UID). No signal in time: refused, nothing
-# moved.
+# waits until $KB_MOUNT_ROOT/kafkabot-go/go holds "KB_GO_WANT.<deadline>".
+# That file is a downwardAPI projection of the pod's own kafkabot/go
+# annotation, which the bot sets only after re-reading the broker and seeing
+# its Kafka container stopped (same pod UID), with the deadline (unix
+# seconds) before which the kubelet cannot restart it. The kubelet may
+# refresh the file late: the script moves only while now <= deadline, else
+# it waits for a newer go. No valid signal in time: refused, nothing moved.
 #
 # Output: human lines starting "kafkabot: ", then exactly one line
 #   KAFKABOT_RESULT v=1 status=S action=A reason=R source=P destination=P bytes=N files=N
@@ -518,27 +520,51 @@ if [ "$MODE" = check ]; then
 	exit 0
 fi
 
-# The interlock: nothing changes until the bot says Kafka is stopped.
+# The interlock: nothing changes until the bot says Kafka is stopped, and
+# nothing moves after the window in which the bot knows it stays stopped.
+# The go is "<KB_GO_WANT>.<deadline, unix seconds on this node's clock>";
+# right before the first mv, after the last check, the script compares
+# date +%s with the deadline. An expired go (the kubelet refreshed the file
+# late, the broker's back-off may be over) is not a refusal: the script
+# waits, within the same KB_GO_WAIT, for a newer go with a later deadline.
 say "every check passed; waiting up to ${GO_WAIT}s for the bot's go signal (it first checks that Kafka is stopped)"
-waited=0
+waited=0 spent=0
 while :; do
-	go_val=''
+	go_val='' go_deadline='' go_lines=0
 	if [ -f "$GO_FILE" ]; then
-		IFS= read -r go_val <"$GO_FILE" || :
+		while IFS= read -r go_line || [ -n "$go_line" ]; do
+			go_val=$go_line go_lines=$((go_lines + 1))
+		done <"$GO_FILE" || :
 	fi
-	[ "$go_val" != "$GO_WANT" ] || break
-	[ "$waited" -lt "$GO_WAIT" ] || refuse no-go-signal "no go signal within ${GO_WAIT}s: the bot did not see Kafka stopped; nothing was moved"
+	[ "$go_lines" -le 1 ] || go_val='' # one line, or it is not the bot's go
+	case $go_val in
+	"$GO_WANT".*)
+		go_deadline=${go_val#"$GO_WANT".}
+		is_digits "$go_deadline" || go_deadline=''
+		;;
+	esac
+	if [ -n "$go_deadline" ] && [ "$go_deadline" -gt "$spent" ]; then
+		say "go signal received after ${waited}s (deadline $go_deadline)"
+		[ -e "$SRC" ] || refuse not-found "$SRC disappeared while waiting for the go signal"
+		mkdir -p "$DEST_PARENT"
+		no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"
+		[ "$(readlink -f "$DEST_PARENT")" = "$real_root${DEST_PARENT#"$ROOT"}" ] ||
+			refuse destination-is-symlink "$DEST_PARENT resolves to $(readlink -f "$DEST_PARENT"), not inside the backup folder"
+		[ "$(stat -c %d "$DEST_PARENT")" = "$src_dev" ] || refuse cross-filesystem "$DEST_PARENT is on another filesystem"
+		now=$(date +%s)
+		if ! is_digits "$now"; then
+			say "date +%s printed '$now', not a time: cannot check the go's deadline; nothing was moved"
+			exit 1
+		fi
+		[ "$now" -gt "$go_deadline" ] || break
+		say "the go expired $((now - go_deadline))s ago (deadline $go_deadline, now $now): Kafka may be running again; nothing moved, waiting for a newer go"
+		spent=$go_deadline
+	fi
+	[ "$waited" -lt "$GO_WAIT" ] || refuse no-go-signal "no valid go signal within ${GO_WAIT}s: the bot did not see Kafka stopped, or its go expired before it reached this pod; nothing was moved"
 	sleep 1
 	waited=$((waited + 1))
 done
-say "go signal received after ${waited}s"
-[ -e "$SRC" ] || refuse not-found "$SRC disappeared while waiting for the go signal"
-
-mkdir -p "$DEST_PARENT"
-no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"
-[ "$(readlink -f "$DEST_PARENT")" = "$real_root${DEST_PARENT#"$ROOT"}" ] ||
-	refuse destination-is-symlink "$DEST_PARENT resolves to $(readlink -f "$DEST_PARENT"), not inside the backup folder"
-[ "$(stat -c %d "$DEST_PARENT")" = "$src_dev" ] || refuse cross-filesystem "$DEST_PARENT is on another filesystem"
+say "go is valid until $go_deadline (now $now): moving"
 mv "$SRC" "$DEST"
 say "moved $SRC to $DEST"
 if [ -n "$COMP_SRC" ]; then

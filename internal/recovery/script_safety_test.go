@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -251,6 +252,67 @@ func TestSafety04_ScriptMovesNothingWithoutTheGoSignal(t *testing.T) {
 			env:        map[string]string{EnvMode: ModeCheck, EnvGoWant: "", EnvGoWait: ""},
 			wantStatus: StatusCheckOK,
 			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+		},
+	})
+}
+
+// TestSafety04_ScriptMovesOnlyBeforeTheGoDeadline: the go carries the
+// deadline (unix seconds) until which the bot knows the broker's back-off
+// keeps Kafka stopped; the kubelet may project the annotation into the pod
+// long after it was set (62 s and 73 s seen on a real node). The script
+// moves only while now <= deadline; an expired go is not a refusal of the
+// repair: it waits for a newer go with a later deadline. Before the fix the
+// script moved whenever the go arrived (and took no deadline: every case
+// with one here was refused as no go at all).
+func TestSafety04_ScriptMovesOnlyBeforeTheGoDeadline(t *testing.T) {
+	bk := "0/" + testBackup
+	metaMove := []move{{"0/data/__cluster_metadata-0", bk + "/data/__cluster_metadata-0"}}
+	refusedNoGo := func(name, goValue string, output ...string) scriptCase {
+		return scriptCase{
+			name: name, layout: bitnamiLayout, goFirst: goValue,
+			env:      map[string]string{EnvGoWait: "2"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNoGoSignal,
+			makesBackupDir: true, wantOutput: output,
+		}
+	}
+	first, second := time.Now().Add(-time.Minute).Unix(), time.Now().Add(-30*time.Second).Unix()
+	runScriptCases(t, []scriptCase{
+		refusedNoGo("expired-go-moves-nothing", goWithDeadline(-time.Minute),
+			"the go expired", "nothing moved, waiting for a newer go", "no valid go signal within 2s"),
+		refusedNoGo("go-expired-a-second-ago-moves-nothing", goWithDeadline(-time.Second), "the go expired"),
+		refusedNoGo("bare-repair-id-without-deadline-refused", testGo),
+		refusedNoGo("deadline-not-a-number-refused", testGo+".12ab"),
+		refusedNoGo("negative-deadline-refused", testGo+".-1"),
+		refusedNoGo("deadline-too-long-refused", testGo+".99999999999"),
+		refusedNoGo("empty-deadline-refused", testGo+"."),
+		refusedNoGo("deadline-with-a-newline-refused", testGo+".9999999999\nx"),
+		refusedNoGo("another-repairs-fresh-go-refused", "appr-0002.9999999999"),
+		refusedNoGo("id-prefix-only-refused", "appr-000.9999999999"),
+		{
+			name: "fresh-go-moves", layout: bitnamiLayout, goFirst: goWithDeadline(time.Minute),
+			env:        map[string]string{EnvGoWait: "30"},
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+			wantOutput: []string{"go is valid until"},
+		},
+		{
+			name:   "expired-go-then-newer-go-moves",
+			layout: bitnamiLayout, goFirst: goWithDeadline(-time.Minute),
+			goLater: 1500 * time.Millisecond, goLaterValue: goWithDeadline(time.Minute),
+			env:        map[string]string{EnvGoWait: "30"},
+			wantStatus: StatusMoved, moves: metaMove,
+			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+			wantOutput: []string{"the go expired", "waiting for a newer go", "go is valid until"},
+		},
+		{
+			// A re-signal that is itself already expired when it lands
+			// does not move either: the wait goes on to its end.
+			name:   "expired-go-then-another-expired-go-moves-nothing",
+			layout: bitnamiLayout, goFirst: fmt.Sprintf("%s.%d", testGo, first),
+			goLater: 1500 * time.Millisecond, goLaterValue: fmt.Sprintf("%s.%d", testGo, second),
+			env:      map[string]string{EnvGoWait: "4"},
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonNoGoSignal,
+			makesBackupDir: true, wantOutput: []string{fmt.Sprintf("(deadline %d,", first), fmt.Sprintf("(deadline %d,", second)},
 		},
 	})
 }

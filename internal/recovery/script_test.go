@@ -350,6 +350,12 @@ type scriptCase struct {
 	noGo bool
 	// goLater writes the go file this long after the script starts.
 	goLater time.Duration
+	// goFirst, when set, is the go file's content at the start (default a
+	// fresh go, or an empty file with goLater); goLaterValue is what
+	// goLater writes (default a fresh go).
+	goFirst, goLaterValue string
+	// wantOutput are lines the script's output must contain.
+	wantOutput []string
 }
 
 func defaultEnv(m string) map[string]string {
@@ -366,8 +372,18 @@ func defaultEnv(m string) map[string]string {
 	}
 }
 
-// testGo is the go signal every script case gets (written by writeGo).
-const testGo = "appr-0001"
+// testGo is the repair id every script case waits for (KB_GO_WANT), and
+// testGoFresh the go the bot writes for it: the id and a deadline far in
+// the future (unix seconds, 2286).
+const (
+	testGo      = "appr-0001"
+	testGoFresh = testGo + ".9999999999"
+)
+
+// goWithDeadline is the go for testGo valid until now+d (seconds).
+func goWithDeadline(d time.Duration) string {
+	return fmt.Sprintf("%s.%d", testGo, time.Now().Add(d).Unix())
+}
 
 // writeGo writes the go file the bot's annotation would project into the
 // debug pod, holding value.
@@ -759,9 +775,12 @@ func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 	m := newMountRoot(t)
 	mkdir(t, m, "")
 	if !tc.noGo {
-		v := testGo
+		v := testGoFresh
 		if tc.goLater > 0 {
 			v = "" // an annotation not set yet projects as an empty file
+		}
+		if tc.goFirst != "" {
+			v = tc.goFirst
 		}
 		writeGo(t, m, v)
 	}
@@ -791,8 +810,12 @@ func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 	}
 	before := snapshotTree(t, m)
 	if tc.goLater > 0 {
+		later := tc.goLaterValue
+		if later == "" {
+			later = testGoFresh
+		}
 		timer := time.AfterFunc(tc.goLater, func() {
-			if err := os.WriteFile(filepath.Join(m, "kafkabot-go/go"), []byte(testGo), 0o640); err != nil {
+			if err := os.WriteFile(filepath.Join(m, "kafkabot-go/go"), []byte(later), 0o640); err != nil {
 				t.Errorf("writing the go file: %v", err)
 			}
 		})
@@ -805,6 +828,11 @@ func runScriptCase(t *testing.T, r shellRunner, tc scriptCase) {
 		before[filepath.Join("kafkabot-go", "go")] = after[filepath.Join("kafkabot-go", "go")]
 	}
 	t.Logf("script output:\n%s", run.output)
+	for _, want := range tc.wantOutput {
+		if !strings.Contains(run.output, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
 
 	if run.exit != tc.wantExit {
 		t.Fatalf("exit status %d, want %d", run.exit, tc.wantExit)
@@ -1219,7 +1247,7 @@ func TestScriptAsBrokerUser(t *testing.T) {
 	t.Run("moves-as-the-owner", func(t *testing.T) {
 		m := newMountRoot(t)
 		bitnamiLayout(t, m)
-		writeGo(t, m, testGo)
+		writeGo(t, m, testGoFresh)
 		chownTree(t, m, uid, gid)
 		if err := os.Lchown(filepath.Join(m, "0/lost+found"), 0, 0); err != nil {
 			t.Fatal(err)
@@ -1243,7 +1271,7 @@ func TestScriptAsBrokerUser(t *testing.T) {
 	t.Run("refuses-a-log-dir-it-cannot-write", func(t *testing.T) {
 		m := newMountRoot(t)
 		bitnamiLayout(t, m)
-		writeGo(t, m, testGo)
+		writeGo(t, m, testGoFresh)
 		chownTree(t, m, uid, gid)
 		if err := os.Lchown(filepath.Join(m, "0/data"), 0, 0); err != nil {
 			t.Fatal(err)
