@@ -29,6 +29,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
@@ -417,8 +418,14 @@ func (s *Server) Run(ctx context.Context) error {
 		if sc.sweeper == nil {
 			continue
 		}
+		sctx := ctx
+		if s.multi {
+			// client-go's own lines about this sweep (an informer that
+			// cannot list, leader election) name the cluster too.
+			sctx = logging.KlogContext(ctx, s.log.With("cluster", sc.name))
+		}
 		wg.Go(func() {
-			err := sc.sweeper.Run(ctx)
+			err := sc.sweeper.Run(sctx)
 			if err == nil || ctx.Err() != nil {
 				return
 			}

@@ -103,9 +103,10 @@ func TestSweepWithoutBotNamespaceSaysWhy(t *testing.T) {
 	}
 	stalled := map[string]string{"cluster": "b", "namespace": home}
 	waitLog("b's sweep to warn", func() bool { return len(records(t, logs, "health sweep not running", stalled)) > 0 })
-	// client-go retries the list; the warning stays one.
+	// client-go retries the list (its lines name the cluster); the
+	// warning stays one.
 	waitLog("client-go to retry b's state list", func() bool {
-		return len(records(t, logs, "Failed to watch", map[string]string{"type": "state configmap kafkabot-alert-state"})) >= 2
+		return len(records(t, logs, "Failed to watch", map[string]string{"type": "state configmap kafkabot-alert-state", "cluster": "b"})) >= 2
 	})
 	warns := records(t, logs, "health sweep not running", nil)
 	if len(warns) != 1 {
