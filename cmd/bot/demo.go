@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/demo"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
 const demoLong = `Plays the whole story on an in-process cluster (client-go's fake clientset and
@@ -62,7 +63,7 @@ func newDemoCmd() *cobra.Command {
 // test or CI can trust it.
 func runDemo(ctx context.Context, a demoArgs, stdin io.Reader, stdout, stderr io.Writer) error {
 	yes, rules, shell, withMetrics, verbose := &a.yes, &a.rules, &a.shell, &a.withMetrics, &a.verbose
-	engine, err := loadEngine(&config.Config{RulesFile: *rules})
+	engine, err := serve.LoadEngine(&config.Config{RulesFile: *rules})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
 // kubeClientFor builds the bot's client on rc, scoped and limited by cfg.
@@ -28,23 +29,6 @@ func kubeClientFor(cfg *config.Config, rc *rest.Config, userAgent string) (*kube
 		// The diagnosis runs the repair's root-broker check too.
 		AllowRootBroker: cfg.AllowRootBroker,
 	}), nil
-}
-
-// loadEngine returns the built-in diagnosis engine, plus the rules of
-// RULES_FILE when one is configured.
-func loadEngine(cfg *config.Config) (*diagnose.Engine, error) {
-	if cfg.RulesFile == "" {
-		return diagnose.Default(), nil
-	}
-	extra, err := diagnose.LoadRulesFile(cfg.RulesFile)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE: %w", err)
-	}
-	e, err := diagnose.NewEngine(extra...)
-	if err != nil {
-		return nil, fmt.Errorf("RULES_FILE %s: %w", cfg.RulesFile, err)
-	}
-	return e, nil
 }
 
 // clusterFlags are kubectl's connection and namespace flags, on every
@@ -123,7 +107,7 @@ func clusterTools(userAgent string, flags *clusterFlags) (*config.Config, *diagn
 	if err != nil {
 		return nil, nil, nil, target{}, err
 	}
-	engine, err := loadEngine(cfg)
+	engine, err := serve.LoadEngine(cfg)
 	if err != nil {
 		return nil, nil, nil, target{}, err
 	}

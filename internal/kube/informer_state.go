@@ -42,6 +42,22 @@ func (s *StateConfigMap) String() string { return s.namespace + "/" + s.name }
 // Start starts the informer; it stops when ctx ends.
 func (s *StateConfigMap) Start(ctx context.Context) { go s.informer.RunWithContext(ctx) }
 
+// OnListError registers f, called with each error of the informer's list
+// or watch (forbidden, namespace missing, no answer...) after client-go has
+// logged it. Call it before Start.
+func (s *StateConfigMap) OnListError(f func(error)) error {
+	return s.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		f(err)
+	})
+}
+
+// Synced reports whether the informer has listed the ConfigMap once.
+func (s *StateConfigMap) Synced() bool { return s.informer.HasSynced() }
+
+// Namespace is the namespace the ConfigMap lives in.
+func (s *StateConfigMap) Namespace() string { return s.namespace }
+
 // WaitForCacheSync blocks until the informer has listed once, or ctx ends.
 func (s *StateConfigMap) WaitForCacheSync(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), s.informer.HasSynced) {

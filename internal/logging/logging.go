@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 )
 
@@ -127,6 +128,15 @@ func (h *redactingHandler) WithGroup(name string) slog.Handler {
 // (klog passes no severity for them); its Error lines at ERROR.
 func RouteKlog(log *slog.Logger) {
 	klog.SetSlogLogger(log.With("logger", "klog"))
+}
+
+// KlogContext returns ctx carrying log (with logger=klog) as klog's
+// contextual logger: what client-go logs for work started with this ctx
+// (informers' list and watch errors, leader election) goes through log,
+// with its attributes (a cluster's name), rather than through the
+// process-wide logger RouteKlog sets.
+func KlogContext(ctx context.Context, log *slog.Logger) context.Context {
+	return klog.NewContext(ctx, logr.FromSlogHandler(log.With("logger", "klog").Handler()))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -149,3 +149,24 @@ func TestKlogGoesThroughTheBotsHandler(t *testing.T) {
 		t.Errorf("a secret reached the log:\n%s", buf.String())
 	}
 }
+
+// TestKlogContext: what client-go logs through klog's contextual logger
+// of a ctx from KlogContext goes through that logger, with its attributes
+// and logger=klog, not through the process-wide one.
+func TestKlogContext(t *testing.T) {
+	var global, scoped Buffer
+	RouteKlog(slog.New(slog.NewJSONHandler(&global, nil)))
+	t.Cleanup(klog.ClearLogger)
+	ctx := KlogContext(context.Background(), slog.New(slog.NewJSONHandler(&scoped, nil)).With("cluster", "b"))
+	klog.FromContext(ctx).Error(errors.New("forbidden"), "Failed to watch", "type", "state configmap")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(scoped.String())), &rec); err != nil {
+		t.Fatalf("the scoped logger got %q: %v", scoped.String(), err)
+	}
+	if rec["cluster"] != "b" || rec["logger"] != "klog" || rec["msg"] != "Failed to watch" || rec["level"] != "ERROR" {
+		t.Errorf("record %v; want the scoped logger's ERROR with cluster=b, logger=klog", rec)
+	}
+	if global.String() != "" {
+		t.Errorf("the process-wide logger got %q", global.String())
+	}
+}

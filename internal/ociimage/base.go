@@ -219,15 +219,7 @@ func (l *baseLayout) manifest(d Descriptor) error {
 	if err := json.Unmarshal(cfgJSON, &raw); err != nil {
 		return fmt.Errorf("ociimage: base: decoding config %s: %w", m.Config.Digest, err)
 	}
-	var cfg struct {
-		Architecture string `json:"architecture"`
-		OS           string `json:"os"`
-		Config       Config `json:"config"`
-		RootFS       struct {
-			Type    string   `json:"type"`
-			DiffIDs []string `json:"diff_ids"`
-		} `json:"rootfs"`
-	}
+	var cfg imageConfig
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
 		return fmt.Errorf("ociimage: base: decoding config %s: %w", m.Config.Digest, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
@@ -244,6 +246,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("health sweep of cluster %s: %w", c.Name, err)
 			}
 			member.Silencer, member.Sweeper = alerting.NewControl(sc.sweeper), alerting.NewControl(sc.sweeper)
+			member.RepairNotice = statusNotice(sc.guard.Notice, sc.sweeper.NotRunning)
 			sinks[c.Name] = amreceiver.Cluster{Sink: sc.sweeper, Channels: c.ApprovalChannels}
 		}
 		s.clusters = append(s.clusters, sc)
@@ -298,6 +301,23 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// statusNotice is the line /kafka status shows under a cluster: whether its
+// repairs can run (repairs) and, when its health sweep cannot run, why
+// (sweepNotRunning).
+func statusNotice(repairs, sweepNotRunning func() string) func() string {
+	return func() string {
+		var lines []string
+		if r := repairs(); r != "" {
+			lines = append(lines, r)
+		}
+		if why := sweepNotRunning(); why != "" {
+			lines = append(lines, "🛑 The health sweep is not running: "+why+". "+
+				"No alerts come from this cluster until it can; the bot's log says what to install.")
+		}
+		return strings.Join(lines, "\n")
+	}
 }
 
 // startupChecks runs, on a multi-cluster bot, every cluster's admission
@@ -398,8 +418,14 @@ func (s *Server) Run(ctx context.Context) error {
 		if sc.sweeper == nil {
 			continue
 		}
+		sctx := ctx
+		if s.multi {
+			// client-go's own lines about this sweep (an informer that
+			// cannot list, leader election) name the cluster too.
+			sctx = logging.KlogContext(ctx, s.log.With("cluster", sc.name))
+		}
 		wg.Go(func() {
-			err := sc.sweeper.Run(ctx)
+			err := sc.sweeper.Run(sctx)
 			if err == nil || ctx.Err() != nil {
 				return
 			}

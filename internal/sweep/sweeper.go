@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
@@ -197,6 +198,10 @@ type Sweeper struct {
 	// busy counts batches the worker took from the queue and has not
 	// finished (tests wait for it to reach zero).
 	busy atomic.Int32
+	// stalled is why the sweep cannot start (its alert state cannot be
+	// read), nil once it can; warned makes its warning appear once.
+	stalled atomic.Pointer[string]
+	warned  atomic.Bool
 
 	// term is held by the leading term in progress, so that a new term
 	// never overlaps the end of the previous one; terms counts them for Run.
@@ -224,7 +229,7 @@ func New(opts Options) (*Sweeper, error) {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	cm := opts.Client.NewStateConfigMap(opts.StateNamespace, opts.StateName)
-	return &Sweeper{
+	s := &Sweeper{
 		opts:      opts,
 		clock:     opts.Clock,
 		log:       opts.Logger.With("component", "sweep", "identity", opts.Identity),
@@ -234,7 +239,48 @@ func New(opts Options) (*Sweeper, error) {
 		detector:  NewDetector(opts.RestartThreshold, opts.RestartWindow),
 		diagnoses: map[kube.PodKey]diagnosis{},
 		external:  map[kube.PodKey]externalHint{},
-	}, nil
+	}
+	if err := cm.OnListError(s.stateUnreadable); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	return s, nil
+}
+
+// stateUnreadable is told each error reading the alert state ConfigMap.
+// Before the first successful read the sweep cannot start: say why once,
+// as a warning naming the namespace and what to install (the logger names
+// the cluster), and keep the reason for NotRunning. client-go keeps
+// retrying, so the sweep starts by itself once the cause is fixed.
+func (s *Sweeper) stateUnreadable(err error) {
+	if s.cm.Synced() {
+		return
+	}
+	ns := s.cm.Namespace()
+	reason := fmt.Sprintf("it cannot read its alert state ConfigMap %s: %v", s.cm, err)
+	fix := "the sweep starts once this cluster's API server answers"
+	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsUnauthorized(err) {
+		reason = fmt.Sprintf("it may not read its alert state in namespace %s of this cluster (%s)", ns, apierrors.ReasonForError(err))
+		fix = fmt.Sprintf("the bot's namespace %s (POD_NAMESPACE) must exist in every cluster the bot serves: "+
+			"install deploy/'s bot-namespace objects there (the Namespace labelled %s=true, the ServiceAccount, "+
+			"its Role and RoleBinding); the sweep starts by itself once it can read its state", ns, botNamespaceLabel)
+	}
+	s.stalled.Store(&reason)
+	if s.warned.CompareAndSwap(false, true) {
+		s.log.Warn("health sweep not running: "+reason, "namespace", ns, "configmap", s.cm.String(), "error", err, "fix", fix)
+	}
+}
+
+// botNamespaceLabel marks the bot's namespace; the admission policy reads
+// its parameters from the namespace carrying it (deploy/).
+const botNamespaceLabel = "kafkabot.io/bot-namespace"
+
+// NotRunning returns why this sweep cannot run (its alert state cannot be
+// read), or "" when nothing stops it. /kafka status shows it.
+func (s *Sweeper) NotRunning() string {
+	if r := s.stalled.Load(); r != nil {
+		return *r
+	}
+	return ""
 }
 
 // Run starts the informers and the watch-driven worker on this replica,
@@ -248,6 +294,9 @@ func (s *Sweeper) Run(ctx context.Context) error {
 	}
 	if err := s.cm.WaitForCacheSync(ctx); err != nil {
 		return fmt.Errorf("sweep: %w", err)
+	}
+	if s.stalled.Swap(nil) != nil {
+		s.log.Info("health sweep: its alert state is readable now; the sweep runs")
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { s.work(ctx) })
