@@ -293,6 +293,27 @@ func TestRepairInterruptedThenResumed(t *testing.T) {
 // resumeStepping runs Resume while moving the fake clock on whenever it
 // waits: a Lease of another holder is stale only after a whole Lease
 // duration on this replica's own clock.
+// brokerExitedNow moves a crash-looping broker's last exit to the fake
+// clock's now, as its kubelet would after the next crash while the clock
+// steps: a status frozen at testStart would make the go's window (exit plus
+// back-off) look passed, and the bot rightly gives no go on it.
+func brokerExitedNow(t *testing.T, h *harness) {
+	t.Helper()
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		return
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	cs := &pod.Status.ContainerStatuses[0]
+	if cs.State.Waiting == nil || cs.LastTerminationState.Terminated == nil {
+		return
+	}
+	cs.LastTerminationState.Terminated.FinishedAt = metav1.NewTime(h.clock.Now())
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Errorf("updating the broker: %v", err)
+	}
+}
+
 func resumeStepping(t *testing.T, h *harness, th *threads) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -312,6 +333,7 @@ func resumeStepping(t *testing.T, h *harness, th *threads) error {
 		obj, err := h.tracker().Get(leasesGVR, testNS, kube.RepairLeaseName(brokerName))
 		if err == nil && holder(obj.(*coordinationv1.Lease)) != "bot-a" && h.clock.HasWaiters() {
 			h.clock.Step(time.Minute)
+			brokerExitedNow(t, h)
 		}
 	}
 }
