@@ -141,7 +141,21 @@ func (l *repairLock) stamp(lease *coordinationv1.Lease, req Request, cluster str
 // finished Lease of another approval is taken over with an update guarded
 // by its resourceVersion, so of two replicas only one can win.
 func (l *repairLock) Acquire(ctx context.Context, req Request, cluster string, extra map[string]string) (*heldLock, error) {
-	lease := l.leaseFor(req, cluster, extra, l.clock.Now())
+	return l.takeLease(ctx, l.leaseFor(req, cluster, extra, l.clock.Now()), "another bot replica",
+		func(existing *coordinationv1.Lease) error {
+			if err := refuseTaken(existing, req.ApprovalID); err != nil {
+				return err
+			}
+			l.stamp(existing, req, cluster, extra, l.clock.Now())
+			return nil
+		})
+}
+
+// takeLease creates lease or, when it exists, takes the existing one over:
+// claim refuses it (an error, nothing written) or restamps it for this
+// repair, and the update is guarded by its resourceVersion, so of two
+// takers only one wins; rival names the loser's rival in that refusal.
+func (l *repairLock) takeLease(ctx context.Context, lease *coordinationv1.Lease, rival string, claim func(existing *coordinationv1.Lease) error) (*heldLock, error) {
 	created, err := l.kc.CreateLease(ctx, lease)
 	if err == nil {
 		return &heldLock{l: l, lease: created}, nil
@@ -153,13 +167,12 @@ func (l *repairLock) Acquire(ctx context.Context, req Request, cluster string, e
 	if err != nil {
 		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
 	}
-	if err := refuseTaken(existing, req.ApprovalID); err != nil {
+	if err := claim(existing); err != nil {
 		return nil, err
 	}
-	l.stamp(existing, req, cluster, extra, l.clock.Now())
 	updated, err := l.kc.UpdateLease(ctx, existing)
 	if apierrors.IsConflict(err) {
-		return nil, fmt.Errorf("%w: another bot replica took lease %s at the same moment", ErrRepairRunning, lease.Name)
+		return nil, fmt.Errorf("%w: %s took lease %s at the same moment", ErrRepairRunning, rival, lease.Name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)

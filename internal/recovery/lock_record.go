@@ -12,7 +12,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -127,30 +126,14 @@ func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key 
 // resourceVersion when it records no running repair. Of two approvals on
 // two brokers of one cluster, only one can hold it.
 func (l *repairLock) AcquireCluster(ctx context.Context, req Request, key kube.ClusterKey) (*heldLock, error) {
-	lease := l.clusterLeaseFor(req, key, l.clock.Now())
-	created, err := l.kc.CreateLease(ctx, lease)
-	if err == nil {
-		return &heldLock{l: l, lease: created}, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
-	}
-	existing, err := l.kc.GetLease(ctx, lease.Namespace, lease.Name)
-	if err != nil {
-		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
-	}
-	if err := l.clusterBusy(ctx, existing, req); err != nil {
-		return nil, err
-	}
-	l.stampCluster(existing, req, key, l.clock.Now())
-	updated, err := l.kc.UpdateLease(ctx, existing)
-	if apierrors.IsConflict(err) {
-		return nil, fmt.Errorf("%w: another repair of this cluster took lease %s at the same moment", ErrRepairRunning, lease.Name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
-	}
-	return &heldLock{l: l, lease: updated}, nil
+	return l.takeLease(ctx, l.clusterLeaseFor(req, key, l.clock.Now()), "another repair of this cluster",
+		func(existing *coordinationv1.Lease) error {
+			if err := l.clusterBusy(ctx, existing, req); err != nil {
+				return err
+			}
+			l.stampCluster(existing, req, key, l.clock.Now())
+			return nil
+		})
 }
 
 // clusterBusy says why an existing cluster Lease blocks req: it records a
