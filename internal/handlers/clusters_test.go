@@ -522,3 +522,37 @@ func TestFleetResumedRepairNamesItsCluster(t *testing.T) {
 		t.Errorf("the resumed repair's checklist does not name its cluster us:\n%s", head)
 	}
 }
+
+// TestSafety09_ClusterApprovalChannelsCountForThatClusterOnly: a CLUSTERS_FILE
+// entry's approvalChannels add channels where that cluster's repairs may be
+// approved, and no other cluster's: an Approve of cluster us clicked in
+// eu's extra channel is refused with nothing changed, while eu's is honoured.
+func TestSafety09_ClusterApprovalChannelsCountForThatClusterOnly(t *testing.T) {
+	f := startFleet(t, func(o *Options) { o.Clusters[0].ApprovalChannels = []string{otherChan} })
+	diagnoseIn := func(text string) slackemu.Message {
+		before := len(f.emu.Messages(otherChan))
+		f.slash(requester, otherChan, text)
+		f.waitFor("the diagnosis in "+otherChan, func() bool { return len(f.emu.Messages(otherChan)) > before })
+		return f.emu.Messages(otherChan)[before]
+	}
+
+	us := diagnoseIn("diagnose us/broker-0")
+	f.click(us, actionApprove, approver)
+	e := f.ephemeral(otherChan, approver, "Nothing was changed")
+	if !strings.Contains(e.Text, "<#"+channel+">") || strings.Contains(e.Text, "<#"+otherChan+">") {
+		t.Errorf("the refusal %q should name us's approval channel %s, not eu's %s", e.Text, channel, otherChan)
+	}
+	if n := len(f.usRep.calls()); n != 0 {
+		t.Errorf("cluster us's repairer ran %d repairs for an Approve in eu's channel", n)
+	}
+	if f.usDec.n.Load() != 0 {
+		t.Errorf("a decision was recorded in cluster us for an Approve in eu's channel")
+	}
+
+	eu := diagnoseIn("diagnose eu/broker-0")
+	f.click(eu, actionApprove, approver)
+	f.waitFor("cluster eu's repair", func() bool { return len(f.euRep.calls()) == 1 })
+	if n := len(f.usRep.calls()); n != 0 {
+		t.Errorf("cluster us's repairer ran %d repairs", n)
+	}
+}
