@@ -239,13 +239,40 @@ func resolveLocal(m *masked, off int, expr string) string {
 	}
 	from := max(0, off-2000)
 	window := m.src[from:off]
-	re := regexp.MustCompile(`\b(?:val|var|String|final String)\s+` + regexp.QuoteMeta(expr) + `\s*(?::\s*String\s*)?=\s*`)
-	locs := re.FindAllStringIndex(window, -1)
-	if len(locs) == 0 {
+	// The last "val NAME =", "var NAME =" or "String NAME =" before off.
+	best := -1
+	for _, kw := range []string{"val ", "var ", "String "} {
+		for i := len(window); ; {
+			j := strings.LastIndex(window[:i], kw+expr)
+			if j < 0 {
+				break
+			}
+			rest := window[j+len(kw)+len(expr):]
+			k := len(rest) - len(strings.TrimLeft(rest, " \t"))
+			if strings.HasPrefix(rest[k:], ":") { // Scala type ascription ": String"
+				rest2 := strings.TrimLeft(rest[k+1:], " \t")
+				if strings.HasPrefix(rest2, "String") {
+					k = len(rest) - len(strings.TrimLeft(strings.TrimPrefix(rest2, "String"), " \t"))
+				}
+			}
+			if strings.HasPrefix(rest[k:], "=") && !strings.HasPrefix(rest[k:], "==") && (j == 0 || !isIdentByte(window[j-1])) {
+				if p := j + len(kw) + len(expr) + k + 1; p > best {
+					best = p
+				}
+				break
+			}
+			i = j
+		}
+	}
+	if best < 0 {
 		return expr
 	}
-	start := from + locs[len(locs)-1][1]
+	start := from + best
 	return statementAt(m, start)
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // statementAt returns the expression starting at off up to the end of its

@@ -37,9 +37,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,6 +59,7 @@ func main() {
 		doc        = flag.String("doc", "docs/CATALOGUE.md", "coverage report to write")
 		cache      = flag.String("cache", ".cache/catalog", "where the -sources jars are copied")
 		reportOnly = flag.Bool("report-only", false, "only rewrite the report from the existing catalogue file")
+		scripts    = flag.String("scripts", "/work/.mirror", "directory of git mirrors (owner+name/repo) of apache/kafka and the scripts' repositories; empty: skip the scripts")
 		measureDir = flag.String("measure", "", "only measure the checked-in catalogue on the crash logs of this directory (with an INDEX.tsv)")
 		verbose    = flag.Bool("v", false, "with -measure: one line per log")
 	)
@@ -105,6 +105,13 @@ func main() {
 	zkSeen := map[string]bool{}
 	for _, r := range rels {
 		jars, err := fetchSources(*cache, r)
+		if errors.Is(err, errNoSources) {
+			log.Printf("kafka %s: %v; reading its class files", r.Version, err)
+			if err := b.readClassFiles(*cache, r); err != nil {
+				log.Fatal(err)
+			}
+			continue
+		}
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -142,6 +149,12 @@ func main() {
 			}
 		}
 	}
+	b.addHandLists()
+	if *scripts != "" {
+		if err := b.readScripts(*scripts); err != nil {
+			log.Fatal(err)
+		}
+	}
 	f := b.file(strings.Join(os.Args[1:], " "))
 	if err := writeFile(*out, f); err != nil {
 		log.Fatal(err)
@@ -155,6 +168,7 @@ func main() {
 // builder merges the sites of every release into templates.
 type builder struct {
 	releases  []catalog.Release
+	missing   []catalog.Missing
 	templates map[string]*catalog.FileTemplate
 	order     []string
 }
@@ -163,14 +177,25 @@ func newBuilder() *builder {
 	return &builder{templates: map[string]*catalog.FileTemplate{}}
 }
 
-func templateID(kind, exc, thrower, text string) string {
-	h := sha1.Sum([]byte(kind + "\x00" + exc + "\x00" + thrower + "\x00" + text))
-	return hex.EncodeToString(h[:6])
+// addHandLists adds the JVM's and the operating system's hand-listed
+// templates (catalog.HandList) under their releases.
+func (b *builder) addHandLists() {
+	index := map[string]int{}
+	for _, r := range catalog.HandReleases {
+		index[r.Name] = b.newRelease(r.Product, r.Name, r.Artifacts)
+	}
+	for _, h := range catalog.HandList {
+		ri, ok := index[h.Release]
+		if !ok {
+			log.Fatalf("hand-listed template %q: release %q is not in catalog.HandReleases", h.Text, h.Release)
+		}
+		b.add(ri, site{Kind: h.Kind, Exception: h.Exception, Thrower: h.Thrower, Text: h.Text, Fatal: h.Fatal}, h.Source)
+	}
 }
 
 // add records one site of release index ri.
 func (b *builder) add(ri int, s site, src catalog.Provenance) {
-	id := templateID(s.Kind, s.Exception, s.Thrower, s.Text)
+	id := catalog.TemplateID(s.Kind, s.Exception, s.Thrower, s.Text)
 	t, ok := b.templates[id]
 	if !ok {
 		t = &catalog.FileTemplate{ID: id, Text: s.Text, Kind: s.Kind, Exception: s.Exception, Thrower: s.Thrower}
@@ -188,6 +213,52 @@ func (b *builder) add(ri int, s site, src catalog.Provenance) {
 func (b *builder) newRelease(product, name string, artifacts []string) int {
 	b.releases = append(b.releases, catalog.Release{Name: name, Product: product, Artifacts: artifacts})
 	return len(b.releases) - 1
+}
+
+// readClassFiles handles a release without -sources jars: the templates of
+// the last release read are kept for it when its class files still hold
+// their text (see classfile.go).
+func (b *builder) readClassFiles(cache string, r kafkaRelease) error {
+	prev := -1
+	for i := len(b.releases) - 1; i >= 0; i-- {
+		if b.releases[i].Product == "kafka" {
+			prev = i
+			break
+		}
+	}
+	if prev < 0 {
+		return fmt.Errorf("kafka %s has no -sources jars and no earlier release was read to compare its class files with", r.Version)
+	}
+	jars, err := fetchBinaries(cache, r)
+	if err != nil {
+		return err
+	}
+	cs, err := readClassStrings(jars)
+	if err != nil {
+		return err
+	}
+	var arts []string
+	for _, j := range jars {
+		arts = append(arts, "org.apache.kafka:"+strings.TrimSuffix(strings.TrimSuffix(filepath.Base(j), ".jar"), "-"+r.Version)+":"+r.Version+" (class files)")
+	}
+	sort.Strings(arts)
+	ri := b.newRelease("kafka", r.Version, arts)
+	b.missing = append(b.missing, catalog.Missing{Name: r.Version, Why: "no -sources jars on Maven Central: the templates of " +
+		b.releases[prev].Name + " whose text its class files still hold are counted for it; its new messages are not in the catalogue"})
+	kept, total := 0, 0
+	for _, id := range b.order {
+		t := b.templates[id]
+		if n := len(t.In); n == 0 || t.In[n-1] != prev {
+			continue
+		}
+		total++
+		if cs.hasTemplate(t.Thrower, t.Text) {
+			t.In = append(t.In, ri)
+			kept++
+		}
+	}
+	log.Printf("kafka %s: %d of the %d templates of %s found in its class files", r.Version, kept, total, b.releases[prev].Name)
+	return nil
 }
 
 // readRelease reads every Java and Scala file of the given source jars.
@@ -241,7 +312,17 @@ func (b *builder) readRelease(product, version, group string, jars []string) err
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", f.artifact, f.path, err)
 		}
+		if generated(data) {
+			// Generated protocol and record classes (org.apache.kafka.common.message,
+			// ...metadata records): their serialization checks are not failure
+			// vocabulary, and they would be a third of the catalogue.
+			continue
+		}
 		for _, s := range extractFile(f.path, string(data), ci.resolve) {
+			if isTool(s.Thrower) {
+				// A command-line tool exiting is not the broker dying.
+				s.Fatal = false
+			}
 			n++
 			b.add(ri, s, catalog.Provenance{Repo: group + ":" + f.artifact, Version: version, File: s.File, Line: s.Line})
 		}
@@ -252,7 +333,7 @@ func (b *builder) readRelease(product, version, group string, jars []string) err
 
 // file returns the catalogue in stored form, templates sorted by id.
 func (b *builder) file(generator string) *catalog.File {
-	f := &catalog.File{Schema: catalog.SchemaVersion, Generator: "go run ./hack/catalog " + generator, Releases: b.releases}
+	f := &catalog.File{Schema: catalog.SchemaVersion, Generator: "go run ./hack/catalog " + generator, Releases: b.releases, Missing: b.missing}
 	ids := append([]string(nil), b.order...)
 	sort.Strings(ids)
 	for _, id := range ids {
@@ -305,6 +386,18 @@ func fetchSources(cache string, r kafkaRelease) ([]string, error) {
 	return mavenSources(dir, pom, "org.apache.kafka,org.apache.zookeeper")
 }
 
+// fetchBinaries returns the class jars of release r (kafka_2.1x and the
+// org.apache.kafka artifacts its POM pulls in), copied by Maven into
+// cache/<version>/bin.
+func fetchBinaries(cache string, r kafkaRelease) ([]string, error) {
+	dir := filepath.Join(cache, r.Version+"-bin")
+	pom := fmt.Sprintf(`<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>local.kafkabot</groupId><artifactId>catalog-bin-%s</artifactId><version>1</version><packaging>pom</packaging>
+<dependencies><dependency><groupId>org.apache.kafka</groupId><artifactId>%s</artifactId><version>%s</version></dependency></dependencies></project>
+`, r.Version, r.Artifact, r.Version)
+	return mavenJars(dir, pom, "org.apache.kafka", "")
+}
+
 // fetchZooKeeper returns the -sources jars of ZooKeeper version v.
 func fetchZooKeeper(cache, v string) ([]string, error) {
 	dir := filepath.Join(cache, "zookeeper-"+v)
@@ -316,6 +409,12 @@ func fetchZooKeeper(cache, v string) ([]string, error) {
 }
 
 func mavenSources(dir, pom, groups string) ([]string, error) {
+	return mavenJars(dir, pom, groups, "sources")
+}
+
+// mavenJars has Maven copy the jars (of classifier, "" for the classes) of
+// the dependencies of pom in groups into dir/src, once.
+func mavenJars(dir, pom, groups, classifier string) ([]string, error) {
 	stamp := filepath.Join(dir, ".complete")
 	if _, err := os.Stat(stamp); err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -324,8 +423,12 @@ func mavenSources(dir, pom, groups string) ([]string, error) {
 		if err := os.WriteFile(filepath.Join(dir, "pom.xml"), []byte(pom), 0o644); err != nil {
 			return nil, err
 		}
-		cmd := exec.Command("mvn", "-q", "-B", "-f", filepath.Join(dir, "pom.xml"), "dependency:copy-dependencies",
-			"-Dclassifier=sources", "-DincludeGroupIds="+groups, "-DoutputDirectory="+filepath.Join(dir, "src"))
+		args := []string{"-q", "-B", "-f", filepath.Join(dir, "pom.xml"), "dependency:copy-dependencies",
+			"-DincludeGroupIds=" + groups, "-DoutputDirectory=" + filepath.Join(dir, "src")}
+		if classifier != "" {
+			args = append(args, "-Dclassifier="+classifier)
+		}
+		cmd := exec.Command("mvn", args...)
 		var outb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &outb, &outb
 		if err := cmd.Run(); err != nil {
@@ -335,16 +438,58 @@ func mavenSources(dir, pom, groups string) ([]string, error) {
 			return nil, err
 		}
 	}
-	jars, err := filepath.Glob(filepath.Join(dir, "src", "*-sources.jar"))
+	pattern := "*.jar"
+	if classifier != "" {
+		pattern = "*-" + classifier + ".jar"
+	}
+	jars, err := filepath.Glob(filepath.Join(dir, "src", pattern))
 	if err != nil {
 		return nil, err
 	}
 	if len(jars) == 0 {
-		return nil, fmt.Errorf("no -sources jars in %s", dir)
+		if classifier == "sources" {
+			return nil, fmt.Errorf("%w in %s", errNoSources, dir)
+		}
+		return nil, fmt.Errorf("no jars in %s", dir)
 	}
 	sort.Strings(jars)
 	return jars, nil
 }
+
+// generated reports whether a source file says it was generated (Kafka's
+// message generator writes "THIS CODE IS AUTOMATICALLY GENERATED" at the top).
+func generated(src []byte) bool {
+	head := src[:min(len(src), 2000)]
+	return bytes.Contains(head, []byte("AUTOMATICALLY GENERATED")) || bytes.Contains(head, []byte("@Generated"))
+}
+
+// toolPrefixes are the command-line tools shipped in the same jars: their
+// usage errors end the tool, not a broker, so they are not fatal templates.
+var toolPrefixes = []string{
+	"kafka.admin.", "kafka.tools.", "org.apache.kafka.tools.", "kafka.examples.",
+	"org.apache.zookeeper.server.LogFormatter", "org.apache.zookeeper.server.TraceFormatter",
+	"org.apache.zookeeper.server.SnapshotFormatter", "org.apache.zookeeper.server.controller.",
+	"org.apache.zookeeper.server.util.LogChopper", "org.apache.zookeeper.version.",
+	"org.apache.zookeeper.cli.", "org.apache.zookeeper.ZooKeeperMain", "org.apache.zookeeper.graph.",
+	"org.apache.zookeeper.server.persistence.TxnLogToolkit",
+}
+
+// isTool reports whether thrower is a command-line tool's class
+// (kafka.tools.StorageTool, which formats a node's storage, is not).
+func isTool(thrower string) bool {
+	if strings.HasPrefix(thrower, "kafka.tools.StorageTool") {
+		return false
+	}
+	for _, p := range toolPrefixes {
+		if strings.HasPrefix(thrower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoSources: Maven resolved the release but found no -sources jars.
+var errNoSources = errors.New("no -sources jars")
 
 func tail(s string, n int) string {
 	if len(s) > n {

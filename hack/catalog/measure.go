@@ -25,9 +25,10 @@ var (
 	// [2024-01-02 03:04:05,678] ERROR message (logger)
 	kafkaLine = regexp.MustCompile(`^\[[^\]]*\d\] (FATAL|ERROR|WARN|INFO|DEBUG|TRACE) (.*?)(?: \([\w.$]+\))?$`)
 	// other layouts: "... ERROR [...] message", "ERROR: message"
-	levelWord = regexp.MustCompile(`\b(FATAL|ERROR)\b:?\s+(.*)$`)
-	excLine   = regexp.MustCompile(`^\s*(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)[\w$]*)(?::\s?(.*))?$`)
-	jvmLine   = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
+	levelWord  = regexp.MustCompile(`\b(FATAL|ERROR)\b:?\s+(.*)$`)
+	excLine    = regexp.MustCompile(`^\s*(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)[\w$]*)(?::\s?(.*))?$`)
+	composeCol = regexp.MustCompile(`^[\w.-]+\s+\| `)
+	jvmLine    = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
 )
 
 // logEvent is one line the measure looks at.
@@ -58,6 +59,10 @@ func assess(c *catalog.Catalog, r io.Reader) assessment {
 	for sc.Scan() {
 		n++
 		line := strings.TrimRight(sc.Text(), "\r")
+		// Docker Compose's "service  | " column and kubectl's "[pod/x] " prefix.
+		if m := composeCol.FindStringIndex(line); m != nil {
+			line = line[m[1]:]
+		}
 		var msg string
 		ev := logEvent{n: n, chain: -1}
 		if m := excLine.FindStringSubmatch(line); m != nil {

@@ -54,7 +54,9 @@ type Template struct {
 	Exception string   // exception class thrown or constructed (qualified when known)
 	Thrower   string   // package.Class that throws or logs it
 	Class     string   // failure class from the origin mapping ("" when unmapped)
-	ClassWhy  string   // the mapping entry that gave Class
+	ClassWhy  string   // the mapping entry that gave Class (or Defers)
+	Defers    bool     // a terminal event ("Fatal error during ... startup"): the class is its cause's
+	Wanted    string   // a class the taxonomy lacks that this template would need (reported in docs/CATALOGUE.md)
 	Fatal     bool     // printed on the way to the process exiting
 	Versions  []string // releases that have it (Release names)
 	Source    Provenance
@@ -75,7 +77,14 @@ type File struct {
 	Schema    int            `json:"schema"`
 	Generator string         `json:"generator"`
 	Releases  []Release      `json:"releases"`
+	Missing   []Missing      `json:"missing,omitempty"`
 	Templates []FileTemplate `json:"templates"`
+}
+
+// Missing is a release the generator was asked for but could not read.
+type Missing struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
 }
 
 // FileTemplate is a Template as stored: releases by index into File.Releases.
@@ -96,6 +105,7 @@ const SchemaVersion = 1
 // Catalog is the loaded catalogue with its match index.
 type Catalog struct {
 	Releases  []Release
+	Missing   []Missing // releases that could not be read, and why
 	Templates []*Template
 	index     *index
 }
@@ -137,7 +147,7 @@ func FromFile(f *File) (*Catalog, error) {
 	if f.Schema != SchemaVersion {
 		return nil, fmt.Errorf("catalog: schema %d, this package reads %d", f.Schema, SchemaVersion)
 	}
-	c := &Catalog{Releases: f.Releases}
+	c := &Catalog{Releases: f.Releases, Missing: f.Missing}
 	seen := make(map[string]bool, len(f.Templates))
 	for i, ft := range f.Templates {
 		if ft.ID == "" || ft.Text == "" || ft.Kind == "" {
@@ -157,7 +167,7 @@ func FromFile(f *File) (*Catalog, error) {
 			}
 			t.Versions = append(t.Versions, f.Releases[r].Name)
 		}
-		t.Class, t.ClassWhy = classifyTemplate(t)
+		t.Class, t.ClassWhy, t.Defers = classifyTemplate(t)
 		c.Templates = append(c.Templates, t)
 	}
 	c.index = buildIndex(c.Templates)
@@ -174,6 +184,7 @@ type Stats struct {
 	Templates   int
 	Fatal       int
 	FatalMapped int
+	FatalDefers int // fatal terminal events whose class is their cause's
 	Mapped      int
 	ByKind      map[string]int
 }
@@ -198,6 +209,8 @@ func (c *Catalog) ReleaseStats() []Stats {
 				s.Fatal++
 				if t.Class != "" {
 					s.FatalMapped++
+				} else if t.Defers {
+					s.FatalDefers++
 				}
 			}
 		}

@@ -75,7 +75,10 @@ func TestClassesExist(t *testing.T) {
 		}
 	}
 	for _, o := range origins {
-		if !known[o.Class] {
+		if o.Defers != (o.Class == "") {
+			t.Errorf("origin %+v: a terminal event (Defers) has no class, every other entry has one", o)
+		}
+		if o.Class != "" && !known[o.Class] {
 			t.Errorf("origin %+v: class %q is not in rules.yaml", o, o.Class)
 		}
 		if o.Why == "" {

@@ -24,12 +24,47 @@ type origin struct {
 	Text      string
 	Kinds     []string
 	Class     string
-	Why       string
+	// Defers marks a terminal event whose class is its cause's ("Fatal
+	// error during KafkaServer startup"): Class stays "" on purpose.
+	Defers bool
+	Why    string
 }
 
 // The table. Reviewed by hand; see docs/CATALOGUE.md for how much of each
 // release it covers.
 var origins = []origin{
+	// --- terminal events: the process is going down; the cause decides
+	{Thrower: "kafka.Kafka", Kinds: []string{KindLogFatal, KindLogError}, Defers: true,
+		Why: "kafka.Kafka's last words (Exiting Kafka due to fatal exception...); the exception logged with it is the cause"},
+	{Thrower: "kafka.server.KafkaServer", Text: "Fatal error during", Defers: true,
+		Why: "KafkaServer.startup's catch-all; the exception logged with it is the cause"},
+	{Thrower: "kafka.server.KafkaServerStartable", Text: "Fatal error during", Defers: true,
+		Why: "KafkaServerStartable.startup's catch-all (before 2.8); the exception logged with it is the cause"},
+	{Thrower: "kafka.server.BrokerServer", Text: "Fatal error during", Defers: true,
+		Why: "BrokerServer.startup's catch-all (KRaft); the exception logged with it is the cause"},
+	{Thrower: "kafka.server.ControllerServer", Text: "Fatal error during", Defers: true,
+		Why: "ControllerServer.startup's catch-all (KRaft); the exception logged with it is the cause"},
+	{Thrower: "kafka.server.KafkaRaftServer", Text: "Fatal error during", Defers: true,
+		Why: "KafkaRaftServer.startup's catch-all; the exception logged with it is the cause"},
+	{Thrower: "kafka.server.SharedServer", Text: "Got exception while starting SharedServer", Defers: true,
+		Why: "SharedServer.start's catch-all (KRaft); the exception logged with it is the cause"},
+	{Thrower: "kafka.raft", Text: "Unexpected error in raft IO thread", Defers: true,
+		Why: "the raft IO thread's fatal fault (3.4+); the exception is the cause"},
+	{Thrower: "org.apache.kafka.raft", Text: "Unexpected error in raft IO thread", Defers: true,
+		Why: "the raft IO thread's fatal fault (4.x); the exception is the cause"},
+	{Thrower: "org.apache.kafka.server.util.ShutdownableThread", Text: "fatal error", Defers: true,
+		Why: "a server thread stopped on a fatal error; the exception is the cause"},
+	{Thrower: "kafka.utils.ShutdownableThread", Text: "fatal error", Defers: true,
+		Why: "a server thread stopped on a fatal error; the exception is the cause"},
+	{Thrower: "org.apache.kafka.storage.internals.log.RemoteStorageThreadPool", Defers: true,
+		Why: "the remote storage thread pool stops the server on a fatal error; the exception is the cause"},
+	{Thrower: "kafka.log.LogManager", Text: "There was an error in one of the threads during logs loading", Defers: true,
+		Why: "LogManager.loadLogs wraps the loading thread's exception; that exception is the cause"},
+	{Thrower: "org.apache.kafka.server.fault.ProcessTerminatingFaultHandler", Defers: true,
+		Why: "the fault handler's own line; the fault message and exception are the cause"},
+	{Thrower: "org.apache.kafka.server.fault.LoggingFaultHandler", Defers: true,
+		Why: "the fault handler's own line; the fault message and exception are the cause"},
+
 	// --- identity and formatting (meta.properties)
 	{Exception: "InconsistentClusterIdException", Class: "cluster-id-mismatch",
 		Why: "thrown only when meta.properties' cluster.id differs from ZooKeeper's /cluster/id"},
@@ -111,6 +146,10 @@ var origins = []origin{
 		Why: "ZooKeeper client's SASL setup"},
 	{Thrower: "kafka.zk.KafkaZkClient", Text: "cluster id", Class: "cluster-id-mismatch",
 		Why: "KafkaZkClient reading /cluster/id"},
+	{Thrower: "kafka.common.ZkNodeChangeNotificationListener", Text: "zookeeper", Class: "zookeeper-unreachable",
+		Why: "no ZooKeeper session could be established"},
+	{Thrower: "kafka.server.KafkaHealthcheck", Text: "zookeeper", Class: "zookeeper-unreachable",
+		Why: "no ZooKeeper session could be established (before 2.0)"},
 	{Thrower: "kafka.zk.migration", Class: "zk-kraft-migration-stalled",
 		Why: "the ZooKeeper side of the ZK to KRaft migration"},
 	{Thrower: "org.apache.kafka.metadata.migration", Class: "zk-kraft-migration-stalled",
@@ -151,6 +190,26 @@ var origins = []origin{
 		Why: "the broker's own requests to the controller were denied (principal missing from super.users)"},
 
 	// --- log layer
+	{Thrower: "kafka.log", Text: "Corrupt index found", Class: "corrupt-index",
+		Why: "index sanity check at load (OffsetIndex/TimeIndex sanityCheck)"},
+	{Thrower: "org.apache.kafka.storage.internals.log", Text: "Corrupt index found", Class: "corrupt-index",
+		Why: "index sanity check at load (3.6+)"},
+	{Thrower: "kafka.log.OffsetIndex", Class: "corrupt-index", Why: "OffsetIndex reads and checks the .index file"},
+	{Thrower: "kafka.log.TimeIndex", Class: "corrupt-index", Why: "TimeIndex reads and checks the .timeindex file"},
+	{Thrower: "kafka.log.AbstractIndex", Class: "corrupt-index", Why: "AbstractIndex maps and resizes index files"},
+	{Thrower: "kafka.log.TransactionIndex", Class: "corrupt-index", Why: "TransactionIndex reads the .txnindex file"},
+	{Thrower: "org.apache.kafka.storage.internals.log.OffsetIndex", Class: "corrupt-index", Why: "OffsetIndex (3.6+)"},
+	{Thrower: "org.apache.kafka.storage.internals.log.TimeIndex", Class: "corrupt-index", Why: "TimeIndex (3.6+)"},
+	{Thrower: "org.apache.kafka.storage.internals.log.AbstractIndex", Class: "corrupt-index", Why: "AbstractIndex (3.6+)"},
+	{Thrower: "org.apache.kafka.storage.internals.log.TransactionIndex", Class: "corrupt-index", Why: "TransactionIndex (3.6+)"},
+	{Thrower: "kafka.server.ReplicaManager", Text: "offline", Class: "log-dir-offline",
+		Why: "ReplicaManager halts or stops serving when a log dir goes offline"},
+	{Thrower: "kafka.server.ReplicaManager", Text: "directory failure", Class: "log-dir-offline",
+		Why: "ReplicaManager cannot propagate a log dir failure and halts"},
+	{Thrower: "kafka.server.OffsetCheckpoint", Class: "log-dir-offline",
+		Why: "OffsetCheckpoint halts when the checkpoint's filesystem is inaccessible (0.10)"},
+	{Thrower: "kafka.server", Text: "Disk error", Class: "log-dir-offline",
+		Why: "KafkaApis/ReplicaFetcherThread: a disk error takes the log dir offline"},
 	{Exception: "CorruptIndexException", Class: "corrupt-index",
 		Why: "index sanity checks (OffsetIndex, TimeIndex) failed"},
 	{Thrower: "kafka.log.LogManager", Text: "is not in the form of topic-partition", Class: "non-kafka-dir-in-log-dir",
@@ -245,6 +304,32 @@ var origins = []origin{
 		Why: "InvalidConfigurationException: a config value is not acceptable"},
 	{Thrower: "kafka.Kafka", Kinds: []string{KindStderr}, Class: "config-error",
 		Why: "kafka.Kafka's usage message: the properties file argument is missing or wrong"},
+	{Thrower: "kafka.docker", Class: "config-error",
+		Why: "the official image's wrapper turns environment variables into server.properties"},
+	{Thrower: "apache/kafka:bin/kafka-run-class.sh", Text: "Classpath is empty", Class: "kafka-classpath-broken",
+		Why: "kafka-run-class.sh found no jars under libs/"},
+	{Thrower: "apache/kafka:bin/kafka-server-start.sh", Class: "config-error",
+		Why: "kafka-server-start.sh's usage: no server.properties given"},
+	{Thrower: "bitnami:", Kinds: []string{KindScript}, Text: "certificate", Class: "tls-config-error",
+		Why: "Bitnami's validation of the TLS key/trust stores the listeners need"},
+	{Thrower: "bitnami:", Kinds: []string{KindScript}, Text: "certs", Class: "tls-config-error",
+		Why: "Bitnami's validation of the TLS key/trust stores the listeners need"},
+	{Thrower: "bitnami:", Kinds: []string{KindScript}, Text: "SASL", Class: "sasl-config-error",
+		Why: "Bitnami's validation of SASL users, passwords and mechanisms"},
+	{Thrower: "bitnami:", Kinds: []string{KindScript}, Text: "ALLOW_PLAINTEXT_LISTENER", Class: "config-error",
+		Why: "Bitnami refuses plaintext listeners unless ALLOW_PLAINTEXT_LISTENER=yes"},
+	{Thrower: "bitnami:libkafka.sh", Kinds: []string{KindScript}, Class: "config-error",
+		Why: "libkafka.sh's kafka_validate: the environment's configuration is inconsistent"},
+	{Thrower: "strimzi:kafka_tls_prepare_certificates.sh", Class: "tls-config-error",
+		Why: "Strimzi's script that builds the broker's key and trust stores"},
+	{Thrower: "strimzi:kafka_config_generator.sh", Class: "config-error",
+		Why: "Strimzi's script that writes server.properties"},
+	{Thrower: "confluent:configure", Class: "config-error",
+		Why: "Confluent's configure step checks the KAFKA_* environment"},
+	{Thrower: "confluent:dub.py", Text: "is required", Class: "config-error",
+		Why: "dub ensure: a required environment variable is missing"},
+	{Thrower: "confluent:dub.py", Text: "does not exist", Class: "config-error",
+		Why: "dub path: a configured path is missing"},
 	{Thrower: "kafka.tools.StorageTool", Text: "already formatted", Class: "storage-not-formatted",
 		Why: "StorageTool format: a log dir was already formatted (the format step failed)"},
 	{Thrower: "kafka.tools.StorageTool", Text: "cluster", Class: "storage-not-formatted",
@@ -256,7 +341,7 @@ var origins = []origin{
 // Entries that single out a site by its text are not used.
 func (c *Catalog) ClassFor(exception, thrower string) string {
 	for _, o := range origins {
-		if o.Text != "" || len(o.Kinds) > 0 {
+		if o.Text != "" || len(o.Kinds) > 0 || o.Defers {
 			continue
 		}
 		if o.fits(exception, thrower) {
@@ -267,7 +352,11 @@ func (c *Catalog) ClassFor(exception, thrower string) string {
 }
 
 func (o *origin) fits(exception, thrower string) bool {
-	if o.Thrower != "" && thrower != o.Thrower && !strings.HasPrefix(thrower, o.Thrower+".") && !strings.HasPrefix(thrower, o.Thrower+"$") {
+	if strings.HasSuffix(o.Thrower, ":") {
+		if !strings.HasPrefix(thrower, o.Thrower) {
+			return false
+		}
+	} else if o.Thrower != "" && thrower != o.Thrower && !strings.HasPrefix(thrower, o.Thrower+".") && !strings.HasPrefix(thrower, o.Thrower+"$") {
 		// a class prefix also covers its inner and companion classes
 		if !(strings.HasPrefix(thrower, o.Thrower) && len(thrower) > len(o.Thrower) && !isWordByte(thrower[len(o.Thrower)])) {
 			return false
@@ -293,13 +382,12 @@ func simpleName(qualified string) string {
 }
 
 // classifyTemplate gives a template its class from its origin (or, for the
-// hand-listed kinds, from the hand list), with the entry's reason.
-func classifyTemplate(t *Template) (class, why string) {
+// hand-listed kinds, from the hand list), with the entry's reason; defers is
+// true for a terminal event whose class is its cause's.
+func classifyTemplate(t *Template) (class, why string, defers bool) {
 	if hc, ok := handClasses[t.ID]; ok {
-		return hc.Class, hc.Why
-	}
-	if cls, text := OSCause(t.Text); cls != "" && (t.Kind == KindOS || t.Kind == KindJVM) {
-		return cls, "operating-system error text " + text
+		t.Wanted = hc.Wanted
+		return hc.Class, hc.Why, false
 	}
 	for i := range origins {
 		o := &origins[i]
@@ -310,10 +398,10 @@ func classifyTemplate(t *Template) (class, why string) {
 			continue
 		}
 		if o.fits(t.Exception, t.Thrower) {
-			return o.Class, o.Why
+			return o.Class, o.Why, o.Defers
 		}
 	}
-	return "", ""
+	return "", "", false
 }
 
 func contains(list []string, s string) bool {
@@ -326,7 +414,7 @@ func contains(list []string, s string) bool {
 }
 
 // handClass is the class of a hand-listed template (JVM, OS, scripts).
-type handClass struct{ Class, Why string }
+type handClass struct{ Class, Why, Wanted string }
 
 // handClasses is filled from the hand lists at init (handlist.go).
 var handClasses = map[string]handClass{}

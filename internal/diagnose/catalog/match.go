@@ -13,7 +13,9 @@ type Match struct {
 	// cause named in the message (No space left on device...) wins over the
 	// template's class; "" when neither gives one.
 	Class string
-	// Cause says where Class came from: "os: <text>" or "template".
+	// Cause says where Class came from: "template", "os: <text>" (an
+	// operating-system error text in the message) or "nested: <id>" (the
+	// message wraps another template's message).
 	Cause string
 }
 
@@ -126,6 +128,10 @@ func (c *Catalog) Unindexed() int { return c.index.unindexed }
 // is fine). Of several matching templates the most specific (most literal
 // text) wins. ok is false when no template matches.
 func (c *Catalog) Match(message string) (Match, bool) {
+	return c.match(message, 0)
+}
+
+func (c *Catalog) match(message string, depth int) (Match, bool) {
 	msg := strings.TrimRight(message, " \t\r\n")
 	var (
 		best       *Template
@@ -178,6 +184,18 @@ func (c *Catalog) Match(message string) (Match, bool) {
 		m.Class, m.Cause = cls, "os: "+text
 	} else if cls := refine(best, bestValues); cls != "" {
 		m.Class = cls
+	} else if m.Class == "" && depth < 2 {
+		// A message that wraps another ("... during logs loading: x.Y: msg"):
+		// the wrapped message's class is the class.
+		for _, v := range bestValues {
+			if len(v) < 16 {
+				continue
+			}
+			if inner, ok := c.match(v, depth+1); ok && inner.Class != "" {
+				m.Class, m.Cause = inner.Class, "nested: "+inner.Template.ID
+				break
+			}
+		}
 	}
 	if m.Class == "" {
 		m.Cause = ""
@@ -281,6 +299,28 @@ func prefixOK(p string) bool {
 			p = p[j+1:]
 		case strings.HasPrefix(p, "Caused by: "):
 			p = p[len("Caused by: "):]
+		case strings.HasPrefix(p, "Exception in thread \""):
+			// the JVM's uncaught exception handler: Exception in thread "main" x.Y: msg
+			j := strings.Index(p[len("Exception in thread \""):], "\" ")
+			if j < 0 {
+				return false
+			}
+			p = p[len("Exception in thread \"")+j+2:]
+		case strings.HasPrefix(p, "Error: "):
+			// the java launcher's "Error: Could not find or load main class x"
+			p = p[len("Error: "):]
+		case strings.HasPrefix(p, "INFO: "):
+			p = p[len("INFO: "):]
+		case strings.Contains(p, "VM warning: "):
+			// "OpenJDK 64-Bit Server VM warning: os::commit_memory(...) failed"
+			j := strings.Index(p, "VM warning: ")
+			if !strings.HasPrefix(p, "OpenJDK") && !strings.HasPrefix(p, "Java HotSpot") && !strings.HasPrefix(p, "Eclipse OpenJ9") {
+				return false
+			}
+			p = p[j+len("VM warning: "):]
+		case strings.HasPrefix(p, "==> "):
+			// Bitnami's liblog: "kafka 10:00:00.00 ERROR ==> message"
+			p = p[len("==> "):]
 		case strings.HasPrefix(p, "Encountered "):
 			j := strings.Index(p, "fault: ")
 			if j < 0 || j > 40 {
@@ -316,5 +356,12 @@ func (c *Catalog) Lookup(id string) *Template {
 	return nil
 }
 
-// splitText splits a template's text at its placeholders.
-func splitText(text string) []string { return strings.Split(text, Placeholder) }
+// splitText splits a template's text at its placeholders. A message of
+// several lines is matched on its first line: a log shows the rest as lines
+// of their own.
+func splitText(text string) []string {
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	return strings.Split(text, Placeholder)
+}

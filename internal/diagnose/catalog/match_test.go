@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -131,4 +132,55 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A small catalogue written for this test: matching rules independent of
+// the mined data.
+func testCatalog(t *testing.T) *Catalog {
+	t.Helper()
+	f := &File{Schema: SchemaVersion, Releases: []Release{{Name: "9.9.9", Product: "kafka"}}}
+	add := func(text, kind, exc, thrower string) {
+		f.Templates = append(f.Templates, FileTemplate{ID: TemplateID(kind, exc, thrower, text), Text: text, Kind: kind,
+			Exception: exc, Thrower: thrower, In: []int{0}, Source: Provenance{Repo: "test", Version: "9.9.9", File: "T.java"}})
+	}
+	add("There was an error in one of the threads during logs loading: {}", KindLogError, "", "kafka.log.LogManager")
+	add("Found directory {}, '{}' is not in the form of topic-partition or topic-partition.uniqueId-delete (if marked for deletion).\nKafka's log directories (and children) should only contain Kafka topic data.", KindThrow, "org.apache.kafka.common.KafkaException", "kafka.log.LocalLog")
+	add("Error while writing to checkpoint file {}", KindThrow, "org.apache.kafka.common.errors.KafkaStorageException", "kafka.server.checkpoints.CheckpointFileWithFailureHandler")
+	add("Configured voter set: {} is different from the voter set read from the state file: {}", KindThrow, "java.lang.IllegalStateException", "org.apache.kafka.raft.QuorumState")
+	c, err := FromFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestMatchRules(t *testing.T) {
+	c := testCatalog(t)
+	tests := []struct {
+		name, msg, class, cause string
+	}{
+		{"first line of a multi-line template, value narrows the class",
+			"org.apache.kafka.common.KafkaException: Found directory /data/lost+found, 'lost+found' is not in the form of topic-partition or topic-partition.uniqueId-delete (if marked for deletion).",
+			"lost-and-found-dir", "template"},
+		{"wrapped message gives its class",
+			"There was an error in one of the threads during logs loading: org.apache.kafka.common.KafkaException: Found directory /data/x, 'x' is not in the form of topic-partition or topic-partition.uniqueId-delete (if marked for deletion).",
+			"non-kafka-dir-in-log-dir", "nested: "},
+		{"operating-system cause wins",
+			"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /data/x/leader-epoch-checkpoint: No space left on device",
+			"disk-full", "os: No space left on device"},
+		{"uncaught exception prefix",
+			`Exception in thread "main" java.lang.IllegalStateException: Configured voter set: [1, 2] is different from the voter set read from the state file: [1]`,
+			"kraft-voter-set-mismatch", "template"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, ok := c.Match(tc.msg)
+			if !ok {
+				t.Fatalf("no match for %q", tc.msg)
+			}
+			if m.Class != tc.class || !strings.HasPrefix(m.Cause, tc.cause) {
+				t.Errorf("class %q cause %q, want %q %q", m.Class, m.Cause, tc.class, tc.cause)
+			}
+		})
+	}
 }
