@@ -25,6 +25,8 @@ func TestExprTemplate(t *testing.T) {
 		{`msg`, false, "{}"},
 		{`"a" + "b" + c + d + "e"`, false, "ab{}e"},
 		{`s"cost $$5 for $$x"`, false, "cost $5 for $x"},
+		{"s\"\"\"If $a, either $b must\n          |contain x\"\"\".stripMargin.replace(\"\\n\", \" \")", false, "If {}, either {} must contain x"},
+		{"\"\"\"one\n   |two\"\"\".stripMargin", false, "one\ntwo"},
 	}
 	for _, tc := range tests {
 		if got := exprTemplate(tc.expr, tc.slf4j); got != tc.want {

@@ -81,7 +81,7 @@ func main() {
 				fmt.Println(r)
 			}
 		}
-		fmt.Printf("%d logs: %d with a class from the catalogue alone, %d with the right class\n", res.Logs, res.Matched, res.Right)
+		fmt.Printf("%d logs: %d with a class from the catalogue's templates alone, %d with the right class; %d right with ClassFor on unmatched exceptions too\n", res.Logs, res.Matched, res.Right, res.RightWithClassFor)
 		return
 	}
 	if *reportOnly {
@@ -141,7 +141,9 @@ func main() {
 			}
 			jars, err := fetchZooKeeper(*cache, zv)
 			if err != nil {
-				log.Fatal(err)
+				log.Printf("zookeeper %s: %v", zv, err)
+				b.missing = append(b.missing, catalog.Missing{Name: "zookeeper-" + zv, Why: "Maven could not resolve its -sources jar (its parent POM is missing on Maven Central)"})
+				continue
 			}
 			zkSeen[zv] = true
 			if err := b.readRelease("zookeeper", zv, "org.apache.zookeeper", jars); err != nil {

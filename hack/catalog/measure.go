@@ -25,10 +25,16 @@ var (
 	// [2024-01-02 03:04:05,678] ERROR message (logger)
 	kafkaLine = regexp.MustCompile(`^\[[^\]]*\d\] (FATAL|ERROR|WARN|INFO|DEBUG|TRACE) (.*?)(?: \([\w.$]+\))?$`)
 	// other layouts: "... ERROR [...] message", "ERROR: message"
-	levelWord  = regexp.MustCompile(`\b(FATAL|ERROR)\b:?\s+(.*)$`)
-	excLine    = regexp.MustCompile(`^\s*(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)[\w$]*)(?::\s?(.*))?$`)
-	composeCol = regexp.MustCompile(`^[\w.-]+\s+\| `)
-	jvmLine    = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
+	levelWord = regexp.MustCompile(`\b(FATAL|ERROR)\b:?\s+(.*)$`)
+	excLine   = regexp.MustCompile(`^\s*(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)[\w$]*)(?::\s?(.*))?$`)
+	framing   = []*regexp.Regexp{
+		regexp.MustCompile(`^[\w.-]+\s+\| `),
+		regexp.MustCompile(`^\s*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) `),
+		regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.-]+(?:\[\d+\])?: `),
+		regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+(?:\[\d+\])?: `),
+	}
+	jvmLine   = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
+	frameLine = regexp.MustCompile(`^\s*at ((?:[\w$]+\.)+[\w$]+)\.[\w$<>]+\(`)
 )
 
 // logEvent is one line the measure looks at.
@@ -49,21 +55,26 @@ type assessment struct {
 	Matched int // lines matched by some template
 }
 
-func assess(c *catalog.Catalog, r io.Reader) assessment {
+func assess(c *catalog.Catalog, r io.Reader, withClassFor bool) assessment {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
+	}
 	var evs []logEvent
 	chain := 0
 	inChain := false
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		// Docker Compose's "service  | " column and kubectl's "[pod/x] " prefix.
-		if m := composeCol.FindStringIndex(line); m != nil {
-			line = line[m[1]:]
+	for n, line := range lines {
+		// Framing: Docker Compose's "service  | " column, kubectl's
+		// --timestamps, a syslog/journald prefix.
+		for _, re := range framing {
+			if m := re.FindStringIndex(line); m != nil {
+				line = line[m[1]:]
+			}
 		}
 		var msg string
+		lines[n] = line
 		ev := logEvent{n: n, chain: -1}
 		if m := excLine.FindStringSubmatch(line); m != nil {
 			if !strings.HasPrefix(strings.TrimSpace(line), "Caused by:") || !inChain {
@@ -99,6 +110,22 @@ func assess(c *catalog.Catalog, r io.Reader) assessment {
 		}
 		ev.text = msg
 		ev.match, ev.ok = c.Match(msg)
+		if !ev.ok && ev.chain >= 0 && withClassFor {
+			// An exception no template matched: the origin mapping on its
+			// class and its top Kafka frame (ClassFor), counted apart.
+			if cls := c.ClassFor(excLine.FindStringSubmatch(line)[1], topFrame(lines, n)); cls != "" {
+				ev.match = catalog.Match{Template: &catalog.Template{ID: "classfor", Text: msg}, Class: cls, Cause: "classfor"}
+				ev.ok = true
+			}
+		}
+		if !ev.ok {
+			// An operating-system text of the catalogue's hand list inside a
+			// message no template matched.
+			if cls, text := catalog.OSCause(msg); cls != "" {
+				ev.match = catalog.Match{Template: &catalog.Template{ID: "os", Text: text}, Class: cls, Cause: "os: " + text}
+				ev.ok = true
+			}
+		}
 		if ev.ok {
 			evs = append(evs, ev)
 		}
@@ -141,9 +168,35 @@ func assess(c *catalog.Catalog, r io.Reader) assessment {
 	return a
 }
 
-// measureResult counts logs recognised by the catalogue alone.
+// topFrame returns the class of the first Kafka or ZooKeeper frame of the
+// stack trace after line n (or the first frame), "" when there is none.
+func topFrame(lines []string, n int) string {
+	first := ""
+	for _, l := range lines[n+1 : min(len(lines), n+40)] {
+		m := frameLine.FindStringSubmatch(l)
+		if m == nil {
+			if first != "" || !strings.Contains(l, "at ") {
+				break
+			}
+			continue
+		}
+		cls := m[1]
+		if first == "" {
+			first = cls
+		}
+		if strings.HasPrefix(cls, "kafka.") || strings.HasPrefix(cls, "org.apache.kafka.") || strings.HasPrefix(cls, "org.apache.zookeeper.") {
+			return cls
+		}
+	}
+	return first
+}
+
+// measureResult counts logs recognised by the catalogue alone: by templates
+// (and the operating-system texts), and with ClassFor on exceptions no
+// template matched.
 type measureResult struct {
 	Logs, Matched, Right int
+	RightWithClassFor    int
 	Rows                 []string
 }
 
@@ -176,8 +229,16 @@ func measure(c *catalog.Catalog, dir string) (measureResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("measure: %w", err)
 		}
-		a := assess(c, fh)
+		a := assess(c, fh, false)
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			fh.Close()
+			return res, err
+		}
+		b := assess(c, fh, true)
 		fh.Close()
+		if b.Class == want {
+			res.RightWithClassFor++
+		}
 		res.Logs++
 		mark := "  "
 		if a.Class != "" {

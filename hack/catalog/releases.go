@@ -47,10 +47,11 @@ var kafkaReleases = []kafkaRelease{
 }
 
 // zookeeperReleases is the last patch of each ZooKeeper line from 3.4 to 3.9
-// (maven-metadata.xml of org.apache.zookeeper:zookeeper, 2026-12-02; 3.8.7's
-// parent POM is missing on Central, so 3.8.6). The versions Kafka releases
-// depend on are read as well, with those releases.
-var zookeeperReleases = []string{"3.4.14", "3.5.10", "3.6.4", "3.7.2", "3.8.6", "3.9.6"}
+// (maven-metadata.xml of org.apache.zookeeper:zookeeper, 2026-12-02; the
+// parent POMs of 3.8.7 and 3.9.6 are missing on Central, so 3.8.6 and 3.9.4;
+// a version Maven cannot resolve is reported as missing). The versions Kafka
+// releases depend on are read as well, with those releases.
+var zookeeperReleases = []string{"3.4.14", "3.5.10", "3.6.4", "3.7.2", "3.8.6", "3.9.4"}
 
 func findRelease(v string) (kafkaRelease, bool) {
 	for _, r := range kafkaReleases {

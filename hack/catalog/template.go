@@ -281,6 +281,8 @@ func stringLiteral(t *tmpl, piece string, slf4j bool) bool {
 }
 
 var (
+	stripMarginRe = regexp.MustCompile(`\.stripMargin(?:\(\))?(\.replace(?:All)?\(\s*"\\n"\s*,\s*" "\s*\))?$`)
+	marginRe      = regexp.MustCompile(`\n[ \t]*\|`)
 	// "...".format(args) (Scala), "...".formatted(args) (Java 15+)
 	dotFormat = regexp.MustCompile(`^(?s)(.*)\.(format|formatted)\s*\(`)
 	// String.format("...", args), format("...", args)
@@ -315,8 +317,20 @@ func writeExpr(t *tmpl, expr string, slf4j bool, depth int) {
 		writeExpr(t, p[1:len(p)-1], slf4j, depth+1)
 		return
 	}
-	// .stripMargin and .trim on a literal do not change what matters here.
-	for _, suffix := range []string{".stripMargin", ".trim", ".trim()", ".toString", ".toString()"} {
+	// Scala's """...""".stripMargin (optionally .replace("\n", " ")): strip
+	// the margins (and join the lines).
+	if m := stripMarginRe.FindStringSubmatchIndex(p); m != nil {
+		var inner tmpl
+		writeExpr(&inner, p[:m[0]], slf4j, depth+1)
+		text := marginRe.ReplaceAllString(inner.String(), "\n")
+		if m[2] >= 0 {
+			text = strings.ReplaceAll(text, "\n", " ")
+		}
+		t.lit(text)
+		return
+	}
+	// .trim and .toString on a literal do not change what matters here.
+	for _, suffix := range []string{".trim", ".trim()", ".toString", ".toString()"} {
 		p = strings.TrimSuffix(p, suffix)
 	}
 	if stringLiteral(t, p, slf4j) {

@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,4 +24,37 @@ func BenchmarkMatch(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		c.Match(lines[i%len(lines)])
 	}
+}
+
+// BenchmarkMatchCrashLogLines runs Match on every line of the crash logs in
+// internal/diagnose/testdata/crashlogs (as they are, prefixes and all), the
+// worst case of a reader that would hand it every line; b.SetBytes makes
+// the result comparable with grep's MB/s.
+func BenchmarkMatchCrashLogLines(b *testing.B) {
+	c := mustLoad(b)
+	files, err := filepath.Glob("../testdata/crashlogs/*.log")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no crash logs: %v", err)
+	}
+	var lines []string
+	size := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			lines = append(lines, l)
+			size += len(l) + 1
+		}
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			c.Match(l)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")
 }

@@ -60,6 +60,14 @@ var origins = []origin{
 		Why: "the remote storage thread pool stops the server on a fatal error; the exception is the cause"},
 	{Thrower: "kafka.log.LogManager", Text: "There was an error in one of the threads during logs loading", Defers: true,
 		Why: "LogManager.loadLogs wraps the loading thread's exception; that exception is the cause"},
+	{Thrower: "kafka.server.KafkaServerStartable", Text: "Exiting Kafka", Defers: true,
+		Why: "KafkaServerStartable's last line (before 2.8); the exception logged before is the cause"},
+	{Thrower: "org.apache.zookeeper.server", Text: "Severe unrecoverable error", Defers: true,
+		Why: "a ZooKeeper server thread's fatal error; the exception logged with it is the cause"},
+	{Thrower: "org.apache.zookeeper.server", Text: "Unexpected exception, exiting abnormally", Defers: true,
+		Why: "ZooKeeperServerMain/QuorumPeerMain's catch-all; the exception logged with it is the cause"},
+	{Thrower: "org.apache.zookeeper.util.ServiceUtils", Defers: true,
+		Why: "ZooKeeper's exit helper; the line before says why"},
 	{Thrower: "org.apache.kafka.server.fault.ProcessTerminatingFaultHandler", Defers: true,
 		Why: "the fault handler's own line; the fault message and exception are the cause"},
 	{Thrower: "org.apache.kafka.server.fault.LoggingFaultHandler", Defers: true,
@@ -106,6 +114,10 @@ var origins = []origin{
 		Why: "MetadataLoader replays the metadata log into the image; its faults are replay faults"},
 	{Thrower: "org.apache.kafka.image", Class: "metadata-log-replay-fault",
 		Why: "metadata image deltas fail when a record does not apply to the image"},
+	{Thrower: "org.apache.kafka.controller.FeatureControlManager", Text: "only supports versions", Class: "metadata-version-unsupported",
+		Why: "FeatureControlManager replays a FeatureLevelRecord above what this controller supports (a binary downgrade)"},
+	{Thrower: "org.apache.kafka.controller.ClusterControlManager", Text: "finalized version", Class: "metadata-version-unsupported",
+		Why: "ClusterControlManager refuses a broker that does not support the finalized metadata.version"},
 	{Thrower: "org.apache.kafka.controller.FeatureControlManager", Text: "metadata.version", Class: "metadata-version-unsupported",
 		Why: "FeatureControlManager rejects a metadata.version outside the supported range"},
 	{Thrower: "org.apache.kafka.controller", Kinds: []string{KindFault}, Class: "metadata-log-replay-fault",
@@ -126,6 +138,10 @@ var origins = []origin{
 		Why: "the ZooKeeper client's SASL authentication failed"},
 	{Thrower: "kafka.zookeeper", Class: "zookeeper-unreachable",
 		Why: "ZooKeeperClient: the session to ZooKeeper"},
+	{Thrower: "org.apache.jute", Text: "Unreasonable length", Class: "zookeeper-data-corrupt",
+		Why: "jute refuses a record length past jute.maxbuffer: a corrupt transaction log or snapshot when ZooKeeper loads its data"},
+	{Exception: "NodeExistsException", Thrower: "kafka.zk", Class: "zk-broker-id-already-registered",
+		Why: "a znode Kafka creates at registration (/brokers/ids/N) already exists"},
 	{Thrower: "org.apache.zookeeper.server.persistence", Class: "zookeeper-data-corrupt",
 		Why: "ZooKeeper server's transaction log and snapshot files"},
 	{Thrower: "org.apache.zookeeper.server.quorum.QuorumPeer", Text: "snapshot", Class: "zookeeper-data-corrupt",
@@ -150,6 +166,16 @@ var origins = []origin{
 		Why: "no ZooKeeper session could be established"},
 	{Thrower: "kafka.server.KafkaHealthcheck", Text: "zookeeper", Class: "zookeeper-unreachable",
 		Why: "no ZooKeeper session could be established (before 2.0)"},
+	{Thrower: "org.apache.zookeeper.server", Text: "datadir", Class: "zookeeper-data-corrupt",
+		Why: "ZooKeeperServerMain/QuorumPeerMain cannot load its data dir (an operating-system text in the cause wins)"},
+	{Thrower: "org.apache.zookeeper.server.quorum.QuorumPeerMain", Text: "Invalid config", Class: "config-error",
+		Why: "the ZooKeeper server's zoo.cfg is invalid"},
+	{Thrower: "org.apache.zookeeper.server.ZooKeeperServerMain", Text: "Invalid arguments", Class: "config-error",
+		Why: "the ZooKeeper server's command line or zoo.cfg is invalid"},
+	{Thrower: "org.apache.zookeeper.server.ZooKeeperServerMain", Text: "Invalid config", Class: "config-error",
+		Why: "the ZooKeeper server's zoo.cfg is invalid"},
+	{Thrower: "kafka.server.KafkaServer", Text: "KRaft metadata log", Class: "zk-kraft-migration-stalled",
+		Why: "a ZooKeeper-mode broker in migration waits for the KRaft metadata log"},
 	{Thrower: "kafka.zk.migration", Class: "zk-kraft-migration-stalled",
 		Why: "the ZooKeeper side of the ZK to KRaft migration"},
 	{Thrower: "org.apache.kafka.metadata.migration", Class: "zk-kraft-migration-stalled",
@@ -190,6 +216,16 @@ var origins = []origin{
 		Why: "the broker's own requests to the controller were denied (principal missing from super.users)"},
 
 	// --- log layer
+	{Exception: "InvalidOffsetException", Thrower: "kafka.log", Class: "corrupt-log-segment",
+		Why: "offsets in a segment are out of order (thrown by the index while recovering the segment, so before the index entries)"},
+	{Thrower: "kafka.log", Text: "Could not read file", Class: "data-dir-permission-denied",
+		Why: "Log/LogLoader check File.canRead on the files of a log dir (a __cluster_metadata-0 snapshot is refined by value)"},
+	{Thrower: "org.apache.kafka.storage.internals.log", Text: "Could not read file", Class: "data-dir-permission-denied",
+		Why: "LogLoader (3.6+) checks File.canRead on the files of a log dir (a __cluster_metadata-0 snapshot is refined by value)"},
+	{Thrower: "kafka.server", Text: "No `meta.properties` found", Class: "storage-not-formatted",
+		Why: "KafkaRaftServer/BrokerMetadataCheckpoint (3.0-3.6): a log dir was never formatted"},
+	{Exception: "AccessDeniedException", Class: "data-dir-permission-denied",
+		Why: "java.nio.file.AccessDeniedException: the process may not read or write a path"},
 	{Thrower: "kafka.log", Text: "Corrupt index found", Class: "corrupt-index",
 		Why: "index sanity check at load (OffsetIndex/TimeIndex sanityCheck)"},
 	{Thrower: "org.apache.kafka.storage.internals.log", Text: "Corrupt index found", Class: "corrupt-index",
@@ -206,6 +242,10 @@ var origins = []origin{
 		Why: "ReplicaManager halts or stops serving when a log dir goes offline"},
 	{Thrower: "kafka.server.ReplicaManager", Text: "directory failure", Class: "log-dir-offline",
 		Why: "ReplicaManager cannot propagate a log dir failure and halts"},
+	{Thrower: "kafka.server.ReplicaManager", Text: "highwatermark file", Class: "log-dir-offline",
+		Why: "ReplicaManager halts when the high-watermark checkpoint cannot be written (disk error)"},
+	{Thrower: "kafka.cluster.Partition", Text: "Error deleting the log", Class: "log-dir-offline",
+		Why: "Partition halts when a log cannot be deleted (disk error)"},
 	{Thrower: "kafka.server.OffsetCheckpoint", Class: "log-dir-offline",
 		Why: "OffsetCheckpoint halts when the checkpoint's filesystem is inaccessible (0.10)"},
 	{Thrower: "kafka.server", Text: "Disk error", Class: "log-dir-offline",
@@ -246,8 +286,6 @@ var origins = []origin{
 		Why: "a record batch of a segment fails its checks"},
 	{Exception: "InvalidRecordException", Thrower: "kafka.log", Class: "corrupt-log-segment",
 		Why: "a segment's records are invalid while the log reads them"},
-	{Exception: "InvalidOffsetException", Thrower: "kafka.log", Class: "corrupt-log-segment",
-		Why: "offsets in a segment are out of order"},
 	{Thrower: "kafka.log.LogSegment", Class: "corrupt-log-segment",
 		Why: "LogSegment reads and recovers segment files"},
 	{Thrower: "org.apache.kafka.storage.internals.log.LogSegment", Class: "corrupt-log-segment",
@@ -308,6 +346,12 @@ var origins = []origin{
 		Why: "the official image's wrapper turns environment variables into server.properties"},
 	{Thrower: "apache/kafka:bin/kafka-run-class.sh", Text: "Classpath is empty", Class: "kafka-classpath-broken",
 		Why: "kafka-run-class.sh found no jars under libs/"},
+	{Thrower: "apache/kafka:bin/kafka-run-class.sh", Text: "USAGE", Class: "config-error",
+		Why: "kafka-run-class.sh's usage: called without a main class"},
+	{Thrower: "kafka.utils.CommandLineUtils", Class: "config-error",
+		Why: "the command line of kafka.Kafka or StorageTool is wrong (missing or conflicting arguments)"},
+	{Thrower: "org.apache.kafka.server.util.CommandLineUtils", Class: "config-error",
+		Why: "the command line of kafka.Kafka or StorageTool is wrong (4.x)"},
 	{Thrower: "apache/kafka:bin/kafka-server-start.sh", Class: "config-error",
 		Why: "kafka-server-start.sh's usage: no server.properties given"},
 	{Thrower: "bitnami:", Kinds: []string{KindScript}, Text: "certificate", Class: "tls-config-error",
@@ -377,8 +421,10 @@ func (o *origin) fits(exception, thrower string) bool {
 	return true
 }
 
+// simpleName drops the package and any outer class (KeeperException$NodeExistsException).
 func simpleName(qualified string) string {
-	return qualified[strings.LastIndexByte(qualified, '.')+1:]
+	s := qualified[strings.LastIndexByte(qualified, '.')+1:]
+	return s[strings.LastIndexByte(s, '$')+1:]
 }
 
 // classifyTemplate gives a template its class from its origin (or, for the
@@ -387,7 +433,7 @@ func simpleName(qualified string) string {
 func classifyTemplate(t *Template) (class, why string, defers bool) {
 	if hc, ok := handClasses[t.ID]; ok {
 		t.Wanted = hc.Wanted
-		return hc.Class, hc.Why, false
+		return hc.Class, hc.Why, hc.Defers
 	}
 	for i := range origins {
 		o := &origins[i]
@@ -414,7 +460,10 @@ func contains(list []string, s string) bool {
 }
 
 // handClass is the class of a hand-listed template (JVM, OS, scripts).
-type handClass struct{ Class, Why, Wanted string }
+type handClass struct {
+	Class, Why, Wanted string
+	Defers             bool
+}
 
 // handClasses is filled from the hand lists at init (handlist.go).
 var handClasses = map[string]handClass{}
@@ -454,12 +503,28 @@ func OSCause(message string) (class, text string) {
 
 // refine narrows a template's class by a value of the occurrence where the
 // class itself has a narrower member: a non-partition directory named
-// lost+found is the lost-and-found-dir class.
+// lost+found is the lost-and-found-dir class; an unreadable file that is a
+// KRaft snapshot is metadata-snapshot-unreadable; an OutOfMemoryError the
+// JVM reports from an uncaught-exception handler is (most often) the heap.
 func refine(t *Template, values []string) string {
 	if t.Class == "non-kafka-dir-in-log-dir" {
 		for _, v := range values {
 			if strings.Contains(v, "lost+found") {
 				return "lost-and-found-dir"
+			}
+		}
+	}
+	if t.Class == "data-dir-permission-denied" {
+		for _, v := range values {
+			if strings.Contains(v, "__cluster_metadata-0") && strings.HasSuffix(v, ".checkpoint") {
+				return "metadata-snapshot-unreadable"
+			}
+		}
+	}
+	if t.Text == uncaughtHandlerText {
+		for _, v := range values {
+			if v == "java.lang.OutOfMemoryError" {
+				return "heap-oom"
 			}
 		}
 	}

@@ -25,6 +25,7 @@ type HandTemplate struct {
 	Fatal     bool
 	Class     string // "" when the text alone does not decide a class
 	Wanted    string // a class the taxonomy lacks that this template would need (reported, not used)
+	Defers    bool   // a summary line whose class is the line before's or after's
 	Why       string
 	Source    Provenance
 }
@@ -42,6 +43,10 @@ func jdk(file string) Provenance {
 func glibc() Provenance {
 	return Provenance{Repo: "glibc", Version: "2.x", File: "stdio-common/errlist.h (strerror texts, as Java's IOException messages carry them)"}
 }
+
+// uncaughtHandlerText is what the JVM prints when a thread's
+// uncaught-exception handler itself throws (often an OutOfMemoryError).
+const uncaughtHandlerText = "Exception: {} thrown from the UncaughtExceptionHandler in thread \"{}\""
 
 const (
 	oome     = "java.lang.OutOfMemoryError"
@@ -69,14 +74,16 @@ var HandList = []HandTemplate{
 	{Text: "Map failed", Exception: oome, Class: "mmap-limit", Why: "FileChannelImpl.map: mmap failed (vm.max_map_count), first as OutOfMemoryError", Source: jdk("src/java.base/share/classes/sun/nio/ch/FileChannelImpl.java")},
 	{Text: "Map failed", Exception: "java.io.IOException", Class: "mmap-limit", Why: "FileChannelImpl.map: mmap failed again after a GC (vm.max_map_count)", Source: jdk("src/java.base/share/classes/sun/nio/ch/FileChannelImpl.java")},
 
+	{Text: uncaughtHandlerText, Kind: KindJVM, Class: "", Defers: true, Why: "the JVM reports an exception its uncaught-exception handler threw; the exception named decides (OutOfMemoryError is refined to heap-oom)", Source: jdk("src/hotspot/share/runtime/javaThread.cpp (thread.cpp before JDK 21)")},
+
 	// hs_err and VM initialization.
 	{Text: "A fatal error has been detected by the Java Runtime Environment:", Kind: KindJVM, Class: "", Wanted: "jvm-crash", Why: "hs_err header: the crash kind follows (SIGSEGV, SIGBUS...); not a class by itself", Source: jdk(vmError)},
 	{Text: "There is insufficient memory for the Java Runtime Environment to continue.", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "hs_err for a failed native allocation", Source: jdk(vmError)},
 	{Text: "Native memory allocation (mmap) failed to map {} bytes for {}", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "hs_err: mmap of native memory failed", Source: jdk(vmError)},
 	{Text: "Native memory allocation (malloc) failed to allocate {} bytes for {}", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "hs_err: malloc failed", Source: jdk(vmError)},
 	{Text: "os::commit_memory({}, {}, {}) failed; error='{}' (errno={})", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "the OS refused to commit reserved memory (errno 12 ENOMEM)", Source: jdk("src/hotspot/os/linux/os_linux.cpp")},
-	{Text: "An error report file with more information is saved as:", Kind: KindJVM, Class: "", Why: "hs_err trailer; not a class by itself", Source: jdk(vmError)},
-	{Text: "Error occurred during initialization of VM", Kind: KindJVM, Class: "", Why: "VM start failed; the next line says why", Source: jdk(javaCpp)},
+	{Text: "An error report file with more information is saved as:", Kind: KindJVM, Class: "", Defers: true, Why: "hs_err trailer; not a class by itself", Source: jdk(vmError)},
+	{Text: "Error occurred during initialization of VM", Kind: KindJVM, Class: "", Defers: true, Why: "VM start failed; the next line says why", Source: jdk(javaCpp)},
 	{Text: "Could not reserve enough space for object heap", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "the heap (-Xmx) could not be reserved (JDK 8 text)", Source: Provenance{Repo: "openjdk/jdk8u", Version: "jdk8u", File: "hotspot/src/share/vm/memory/universe.cpp"}},
 	{Text: "Could not reserve enough space for {}KB object heap", Kind: KindJVM, Class: "jvm-native-memory-insufficient", Why: "the heap (-Xmx) could not be reserved", Source: jdk(universe)},
 	{Text: "Too small maximum heap", Kind: KindJVM, Class: "jvm-option-unsupported", Why: "-Xmx below the VM's minimum", Source: jdk("src/hotspot/share/gc/shared/gcArguments.cpp")},
@@ -91,8 +98,8 @@ var HandList = []HandTemplate{
 	{Text: "Invalid initial heap size: {}", Kind: KindJVM, Class: "jvm-option-unsupported", Why: "a malformed -Xms", Source: jdk(args)},
 	{Text: "Invalid -Xlog option '{}', see error log for details.", Kind: KindJVM, Class: "jvm-option-unsupported", Why: "the -Xlog parser rejected the option", Source: jdk("src/hotspot/share/logging/logConfiguration.cpp")},
 	{Text: "Unrecognized option: {}", Kind: KindJVM, Class: "jvm-option-unsupported", Why: "an option the launcher or VM does not know", Source: jdk(args)},
-	{Text: "Could not create the Java Virtual Machine.", Kind: KindJVM, Class: "", Why: "the launcher's summary after any VM start failure; the line before says why", Source: jdk(javaC)},
-	{Text: "A fatal exception has occurred. Program will exit.", Kind: KindJVM, Class: "", Why: "the launcher's summary after an exception in VM start; the line before says why", Source: jdk(javaC)},
+	{Text: "Could not create the Java Virtual Machine.", Kind: KindJVM, Class: "", Defers: true, Why: "the launcher's summary after any VM start failure; the line before says why", Source: jdk(javaC)},
+	{Text: "A fatal exception has occurred. Program will exit.", Kind: KindJVM, Class: "", Defers: true, Why: "the launcher's summary after an exception in VM start; the line before says why", Source: jdk(javaC)},
 	{Text: "Could not find or load main class {}", Kind: KindJVM, Class: "kafka-classpath-broken", Why: "the launcher cannot load the main class (java.launcher.cls.error1)", Source: jdk(launcher)},
 	{Text: "Unable to initialize main class {}", Kind: KindJVM, Class: "kafka-classpath-broken", Why: "the main class failed to initialize (java.launcher.cls.error7)", Source: jdk(launcher)},
 	{Text: "LinkageError occurred while loading main class {}", Kind: KindJVM, Class: "kafka-classpath-broken", Why: "the main class could not be linked (java.launcher.cls.error6)", Source: jdk(launcher)},
@@ -112,15 +119,23 @@ var HandList = []HandTemplate{
 	{Text: "Cannot assign requested address", Exception: "java.net.BindException", Class: "listener-bind-address-invalid", Why: "EADDRNOTAVAIL", Source: glibc()},
 	{Text: "Stale file handle", Exception: "java.io.IOException", Class: "unsupported-filesystem", Why: "ESTALE: an NFS handle went stale", Source: glibc()},
 	{Text: "Invalid argument", Exception: "java.io.IOException", Class: "unsupported-filesystem", Why: "EINVAL from mmap, lock or truncate on SMB/NFS-like or desktop bind-mounted volumes", Source: glibc()},
-	{Text: "{} (No space left on device)", Exception: "java.io.FileNotFoundException", Class: "disk-full", Why: "ENOSPC opening a file", Source: glibc()},
-	{Text: "{} (Permission denied)", Exception: "java.io.FileNotFoundException", Class: "data-dir-permission-denied", Why: "EACCES opening a file", Source: glibc()},
-	{Text: "{} (Read-only file system)", Exception: "java.io.FileNotFoundException", Class: "storage-io-error", Why: "EROFS opening a file", Source: glibc()},
-	{Text: "{} (Too many open files)", Exception: "java.io.FileNotFoundException", Class: "fd-limit", Why: "EMFILE opening a file", Source: glibc()},
-	{Text: "{} (Input/output error)", Exception: "java.io.FileNotFoundException", Class: "storage-io-error", Why: "EIO opening a file", Source: glibc()},
 	{Text: "{} (No such file or directory)", Exception: "java.io.FileNotFoundException", Class: "", Why: "ENOENT: which file decides (meta.properties, a config file...); not a class by itself", Source: glibc()},
 }
 
+// The forms Java gives an errno text: FileNotFoundException "path (text)" and
+// java.nio.file.FileSystemException "path: text".
 func init() {
+	var forms []HandTemplate
+	for _, h := range HandList {
+		if h.Source.Repo != "glibc" || h.Exception != "java.io.IOException" {
+			continue
+		}
+		a, b := h, h
+		a.Text, a.Exception, a.Why = "{} ("+h.Text+")", "java.io.FileNotFoundException", h.Why+" opening a file"
+		b.Text, b.Exception, b.Why = "{}: "+h.Text, "java.nio.file.FileSystemException", h.Why+" in a java.nio.file operation"
+		forms = append(forms, a, b)
+	}
+	HandList = append(HandList, forms...)
 	for i := range HandList {
 		h := &HandList[i]
 		if h.Kind == "" {
@@ -139,6 +154,6 @@ func init() {
 			}
 		}
 		h.Fatal = h.Kind == KindJVM
-		handClasses[TemplateID(h.Kind, h.Exception, h.Thrower, h.Text)] = handClass{h.Class, h.Why, h.Wanted}
+		handClasses[TemplateID(h.Kind, h.Exception, h.Thrower, h.Text)] = handClass{h.Class, h.Why, h.Wanted, h.Defers}
 	}
 }

@@ -27,14 +27,23 @@ const MinLiteral = 8
 // literal text, so a message costs one map lookup per word plus a check of
 // the few templates sharing its words.
 type index struct {
+	// maybe has a bit for the cheap hash of every anchor word: most words
+	// of a message are ruled out without hashing them for the map.
+	maybe     [1 << 16 / 64]uint64
 	byWord    map[string][]int32
 	templates []*Template
+	second    []string // per template: a second anchor word the message must have ("" if none)
 	unindexed int
 }
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
+var wordByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	return t
+}()
+
+func isWordByte(c byte) bool { return wordByte[c] }
 
 // words calls f with each run of word bytes of s of length >= 3.
 func words(s string, f func(w string)) {
@@ -82,7 +91,7 @@ func anchorWords(t *Template) []string {
 }
 
 func buildIndex(ts []*Template) *index {
-	ix := &index{byWord: map[string][]int32{}, templates: ts}
+	ix := &index{byWord: map[string][]int32{}, templates: ts, second: make([]string, len(ts))}
 	freq := map[string]int{}
 	anchors := make([][]string, len(ts))
 	for i, t := range ts {
@@ -104,15 +113,33 @@ func buildIndex(ts []*Template) *index {
 			ix.unindexed++
 			continue
 		}
+		rarer := func(a, b string) bool { return freq[a] < freq[b] || freq[a] == freq[b] && len(a) > len(b) }
 		best := ws[0]
 		for _, w := range ws[1:] {
-			if freq[w] < freq[best] || freq[w] == freq[best] && len(w) > len(best) {
+			if rarer(w, best) {
 				best = w
 			}
 		}
+		second := ""
+		for _, w := range ws {
+			if w != best && (second == "" || rarer(w, second)) {
+				second = w
+			}
+		}
 		ix.byWord[best] = append(ix.byWord[best], int32(i))
+		ix.second[i] = second
+		h := quickHash(best)
+		ix.maybe[h/64] |= 1 << (h % 64)
 	}
 	return ix
+}
+
+// quickHash is a cheap 16-bit hash of a word: its length and its first
+// three and last two bytes.
+func quickHash(w string) uint32 {
+	n := len(w)
+	h := uint32(n)*0x9E37 ^ uint32(w[0])<<9 ^ uint32(w[1])<<5 ^ uint32(w[2]) ^ uint32(w[n-1])<<12 ^ uint32(w[n-2])<<2
+	return (h ^ h>>16) & 0xFFFF
 }
 
 func literalLen(text string) int {
@@ -137,33 +164,36 @@ func (c *Catalog) match(message string, depth int) (Match, bool) {
 		best       *Template
 		bestValues []string
 		bestScore  int
-		tried      [16]int32
-		nTried     int
-		triedMore  map[int32]bool
+		seen       [32]string // anchor words already looked up (a template has one)
+		nSeen      int
+		present    [16]uint64 // quickHash%1024 of the message's words, to rule out second anchors
 	)
 	words(msg, func(w string) {
-		for _, ti := range c.index.byWord[w] {
-			dup := false
-			for _, x := range tried[:nTried] {
-				if x == ti {
-					dup = true
-					break
+		h := quickHash(w) % 1024
+		present[h/64] |= 1 << (h % 64)
+	})
+	words(msg, func(w string) {
+		if h := quickHash(w); c.index.maybe[h/64]&(1<<(h%64)) == 0 {
+			return
+		}
+		list, ok := c.index.byWord[w]
+		if !ok {
+			return
+		}
+		for _, x := range seen[:nSeen] {
+			if x == w {
+				return
+			}
+		}
+		if nSeen < len(seen) {
+			seen[nSeen] = w
+			nSeen++
+		}
+		for _, ti := range list {
+			if sw := c.index.second[ti]; sw != "" {
+				if h := quickHash(sw) % 1024; present[h/64]&(1<<(h%64)) == 0 {
+					continue
 				}
-			}
-			if !dup && triedMore != nil && triedMore[ti] {
-				dup = true
-			}
-			if dup {
-				continue
-			}
-			if nTried < len(tried) {
-				tried[nTried] = ti
-				nTried++
-			} else {
-				if triedMore == nil {
-					triedMore = map[int32]bool{}
-				}
-				triedMore[ti] = true
 			}
 			t := c.index.templates[ti]
 			values, ok := matchParts(t.parts, msg)
@@ -207,7 +237,7 @@ func (c *Catalog) match(message string, depth int) (Match, bool) {
 // class named in the message, then fatal ones, then the number of releases.
 func score(t *Template, msg string) int {
 	s := literalLen(t.Text) * 64
-	if t.Exception != "" && strings.Contains(msg, t.Exception+":") {
+	if t.Exception != "" && namesException(msg, t.Exception) {
 		s += 32
 	}
 	if t.Fatal {
@@ -216,71 +246,102 @@ func score(t *Template, msg string) int {
 	return s + min(len(t.Versions), 15)
 }
 
+// namesException reports whether msg names exception as a whole class name
+// followed by ":" (kafka.common.X is not org.apache.kafka.common.X).
+func namesException(msg, exception string) bool {
+	for from := 0; ; {
+		i := strings.Index(msg[from:], exception+":")
+		if i < 0 {
+			return false
+		}
+		i += from
+		if i == 0 || !(isWordByte(msg[i-1]) || msg[i-1] == '.') {
+			return true
+		}
+		from = i + 1
+	}
+}
+
 // matchParts matches msg against a template's literal parts (values in
 // between). A template that starts with a literal may be preceded by what
 // Kafka and Java put in front of a message: log identifiers "[X id=1] ",
 // exception class names "pkg.X: ", "Caused by: ", a fault handler's
-// "Encountered fatal fault: ".
+// "Encountered fatal fault: ". It allocates only for a match.
 func matchParts(parts []string, msg string) ([]string, bool) {
-	values := make([]string, 0, len(parts)-1)
-	if parts[0] == "" {
-		return matchFrom(parts, 1, msg, 0, 0, values)
-	}
-	p0 := parts[0]
-	for from := 0; from <= len(msg)-len(p0); {
-		i := strings.Index(msg[from:], p0)
-		if i < 0 {
+	for _, p := range parts {
+		if p != "" && !strings.Contains(msg, p) {
 			return nil, false
 		}
-		i += from
-		if prefixOK(msg[:i]) {
-			if v, ok := matchFrom(parts, 1, msg, i+len(p0), -1, values); ok {
-				return v, true
-			}
-		}
-		from = i + 1
 	}
-	return nil, false
+	var stackBounds [2 * 16]int
+	bounds := stackBounds[:0]
+	if len(parts) > 16 {
+		bounds = make([]int, 0, 2*len(parts))
+	}
+	ok := false
+	if parts[0] == "" {
+		bounds, ok = matchFrom(parts, 1, msg, 0, bounds)
+	} else {
+		p0 := parts[0]
+		for from := 0; from <= len(msg)-len(p0); {
+			i := strings.Index(msg[from:], p0)
+			if i < 0 {
+				break
+			}
+			i += from
+			if prefixOK(msg[:i]) {
+				if bounds, ok = matchFrom(parts, 1, msg, i+len(p0), bounds[:0]); ok {
+					break
+				}
+			}
+			from = i + 1
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	values := make([]string, 0, len(bounds)/2)
+	for k := 0; k+1 < len(bounds); k += 2 {
+		values = append(values, msg[bounds[k]:bounds[k+1]])
+	}
+	return values, true
 }
 
-// matchFrom matches parts[k:] at msg[pos:]; the value before parts[k] starts
-// at valueStart (-1 when parts[k-1] ended exactly at pos and a value starts
-// there).
-func matchFrom(parts []string, k int, msg string, pos, valueStart int, values []string) ([]string, bool) {
-	if valueStart < 0 {
-		valueStart = pos
-	}
+// matchFrom matches parts[k:] at msg[pos:], where a value starts at pos;
+// it appends each value's start and end to bounds.
+func matchFrom(parts []string, k int, msg string, pos int, bounds []int) ([]int, bool) {
 	if k == len(parts) {
-		return values, pos == len(msg)
+		return bounds, pos == len(msg)
 	}
 	p := parts[k]
 	if k == len(parts)-1 {
 		// The last literal ends the message.
 		if p == "" {
-			return append(values, msg[valueStart:]), true
+			return append(bounds, pos, len(msg)), true
 		}
 		if len(msg)-len(p) >= pos && strings.HasSuffix(msg, p) {
-			return append(values, msg[valueStart:len(msg)-len(p)]), true
+			return append(bounds, pos, len(msg)-len(p)), true
 		}
-		return nil, false
+		return bounds, false
 	}
 	if p == "" {
 		// Two placeholders in a row cannot be told apart; the builder
 		// merges them, so this is only a defensive path.
-		return matchFrom(parts, k+1, msg, pos, valueStart, values)
+		return matchFrom(parts, k+1, msg, pos, bounds)
 	}
+	n := len(bounds)
 	for from, tries := pos, 0; from <= len(msg)-len(p) && tries < 8; tries++ {
 		i := strings.Index(msg[from:], p)
 		if i < 0 {
-			return nil, false
+			return bounds[:n], false
 		}
 		i += from
-		if v, ok := matchFrom(parts, k+1, msg, i+len(p), -1, append(values, msg[valueStart:i])); ok {
-			return v, true
+		if b, ok := matchFrom(parts, k+1, msg, i+len(p), append(bounds[:n], pos, i)); ok {
+			return b, true
 		}
 		from = i + 1
 	}
-	return nil, false
+	return bounds[:n], false
 }
 
 // prefixOK reports whether p is made only of what may precede a message:

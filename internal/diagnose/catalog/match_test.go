@@ -184,3 +184,34 @@ func TestMatchRules(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyByOrigin: the class comes from the thrower, the exception and
+// (for a class that throws for several reasons) a literal of the site; a
+// terminal event defers to its cause. Templates written for this test.
+func TestClassifyByOrigin(t *testing.T) {
+	tests := []struct {
+		kind, exc, thrower, text string
+		class                    string
+		defers                   bool
+	}{
+		{KindThrow, "java.lang.RuntimeException", "org.apache.kafka.metadata.properties.MetaPropertiesEnsemble", "No readable meta.properties files found.", "storage-not-formatted", false},
+		{KindThrow, "java.lang.RuntimeException", "org.apache.kafka.metadata.properties.MetaPropertiesEnsemble", "Invalid cluster.id in: {}. Expected {}, but read {}", "cluster-id-mismatch", false},
+		{KindRequire, "java.lang.IllegalArgumentException", "kafka.server.KafkaConfig", "requirement failed: something about listeners", "config-error", false},
+		{KindLogFatal, "", "kafka.server.KafkaServer", "Fatal error during KafkaServer startup. Prepare to shutdown", "", true},
+		{KindScript, "", "bitnami:libkafka.sh", "In order to configure the TLS encryption for Kafka you must mount your certs to the {}/certs directory.", "tls-config-error", false},
+		{KindScript, "", "bitnami:libkafka.sh", "There are listeners bound to the same port", "config-error", false},
+		{KindScript, "", "apache/kafka:bin/kafka-run-class.sh", "Classpath is empty. Please build the project first", "kafka-classpath-broken", false},
+		{KindThrow, "java.lang.IllegalStateException", "com.example.Other", "Something else entirely", "", false},
+	}
+	for _, tc := range tests {
+		tp := &Template{Kind: tc.kind, Exception: tc.exc, Thrower: tc.thrower, Text: tc.text}
+		tp.ID = TemplateID(tc.kind, tc.exc, tc.thrower, tc.text)
+		class, why, defers := classifyTemplate(tp)
+		if class != tc.class || defers != tc.defers {
+			t.Errorf("%s %q: class %q defers %v (%s), want %q %v", tc.thrower, tc.text, class, defers, why, tc.class, tc.defers)
+		}
+		if (class != "" || defers) && why == "" {
+			t.Errorf("%s %q: no reason given", tc.thrower, tc.text)
+		}
+	}
+}
