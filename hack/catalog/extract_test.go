@@ -23,6 +23,7 @@ func TestExprTemplate(t *testing.T) {
 		{`s"""multi $x line"""`, false, "multi {} line"},
 		{`f"value $v%d ok"`, false, "value {} ok"},
 		{`msg`, false, "{}"},
+		{`s"Points ${p.mkString(",")} in" + s" use by ${b.id}"`, false, "Points {} in use by {}"},
 		{`"a" + "b" + c + d + "e"`, false, "ab{}e"},
 		{`s"cost $$5 for $$x"`, false, "cost $5 for $x"},
 		{"s\"\"\"If $a, either $b must\n          |contain x\"\"\".stripMargin.replace(\"\\n\", \" \")", false, "If {}, either {} must contain x"},
@@ -85,6 +86,7 @@ func TestExtractScala(t *testing.T) {
 object Server extends Logging {
   def start(): Unit = {
     require(port > 0, s"port must be positive, was $port")
+    require(common.isEmpty, s"End points ${common.mkString(",")} are taken by ${other.id}")
     try run()
     catch {
       case e: Throwable =>
@@ -104,6 +106,7 @@ object Server extends Logging {
 	want := []string{
 		"exception|java.lang.IllegalStateException|bad state|",
 		"require|java.lang.IllegalArgumentException|requirement failed: port must be positive, was {}|",
+		"require|java.lang.IllegalArgumentException|requirement failed: End points {} are taken by {}|",
 		"log-fatal||Server died, shutting down|fatal",
 		"fault||Stopping failed for {}|",
 		"fault|java.lang.IllegalStateException|Cannot go on|fatal",

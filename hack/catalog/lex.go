@@ -53,37 +53,12 @@ func maskSource(text string) *masked {
 				}
 				i++
 			}
-		case c == '"' && i+2 < n && b[i+1] == '"' && b[i+2] == '"':
-			j := i + 3
-			end := strings.Index(text[j:], `"""`)
-			if end < 0 {
-				end = n - j
-			} else {
-				end += 3
-				// Scala allows extra quotes before the closing triple.
-				for j+end < n && b[j+end] == '"' {
-					end++
-				}
-			}
-			for k := i; k < j+end && k < n; k++ {
-				in[k] = true
-			}
-			i = j + end
 		case c == '"':
-			j := i + 1
-			for j < n && b[j] != '"' && b[j] != '\n' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= n {
-				j = n - 1
-			}
-			for k := i; k <= j; k++ {
+			end := skipString(text, i)
+			for k := i; k < end && k < n; k++ {
 				in[k] = true
 			}
-			i = j + 1
+			i = end
 		case c == '\'':
 			// 'x', '\n', '\u0000': a char literal; anything else (a Scala
 			// symbol) is left alone.

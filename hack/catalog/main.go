@@ -81,7 +81,8 @@ func main() {
 				fmt.Println(r)
 			}
 		}
-		fmt.Printf("%d logs: %d with a class from the catalogue's templates alone, %d with the right class; %d right with ClassFor on unmatched exceptions too\n", res.Logs, res.Matched, res.Right, res.RightWithClassFor)
+		fmt.Printf("%d logs: %d with an error or exception line matched by a template; %d with a class from the catalogue's templates alone, %d with the right class; %d right with ClassFor on unmatched exceptions too\n",
+			res.Logs, res.AnyTemplate, res.Matched, res.Right, res.RightWithClassFor)
 		return
 	}
 	if *reportOnly {

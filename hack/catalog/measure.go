@@ -49,10 +49,11 @@ type logEvent struct {
 
 // assessment is what the catalogue alone says about a log.
 type assessment struct {
-	Class   string
-	Line    string
-	ID      string
-	Matched int // lines matched by some template
+	Class     string
+	Line      string
+	ID        string
+	Matched   int // lines with a match (templates, OS texts, ClassFor)
+	Templates int // lines matched by a template
 }
 
 func assess(c *catalog.Catalog, r io.Reader, withClassFor bool) assessment {
@@ -131,6 +132,11 @@ func assess(c *catalog.Catalog, r io.Reader, withClassFor bool) assessment {
 		}
 	}
 	a := assessment{Matched: len(evs)}
+	for _, ev := range evs {
+		if ev.match.Template != nil && ev.match.Template.ID != "os" && ev.match.Template.ID != "classfor" {
+			a.Templates++
+		}
+	}
 	pick := func(ev logEvent) assessment {
 		a.Class, a.Line, a.ID = ev.match.Class, ev.text, ev.match.Template.ID
 		return a
@@ -196,6 +202,7 @@ func topFrame(lines []string, n int) string {
 // template matched.
 type measureResult struct {
 	Logs, Matched, Right int
+	AnyTemplate          int // logs with at least one ERROR/FATAL/exception line matched by a template
 	RightWithClassFor    int
 	Rows                 []string
 }
@@ -216,15 +223,17 @@ func measure(c *catalog.Catalog, dir string) (measureResult, error) {
 			col = i
 		}
 	}
-	if col < 0 {
-		return res, fmt.Errorf("measure: %s/INDEX.tsv has no failure_class column", dir)
-	}
+	// Without a failure_class column the logs are benign: the right class
+	// is none.
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) <= col {
+		if len(f) <= col || len(f) < 2 {
 			continue
 		}
-		file, want := f[0], f[col]
+		file, want := f[0], ""
+		if col >= 0 {
+			want = f[col]
+		}
 		fh, err := os.Open(filepath.Join(dir, file))
 		if err != nil {
 			return res, fmt.Errorf("measure: %w", err)
@@ -240,6 +249,9 @@ func measure(c *catalog.Catalog, dir string) (measureResult, error) {
 			res.RightWithClassFor++
 		}
 		res.Logs++
+		if a.Templates > 0 {
+			res.AnyTemplate++
+		}
 		mark := "  "
 		if a.Class != "" {
 			res.Matched++

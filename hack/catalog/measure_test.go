@@ -22,8 +22,8 @@ func TestCatalogueAloneOnCrashLogs(t *testing.T) {
 	for _, r := range res.Rows {
 		t.Log(r)
 	}
-	t.Logf("%d logs: %d with a class from the catalogue's templates alone, %d with the right class; %d right with ClassFor on unmatched exceptions too",
-		res.Logs, res.Matched, res.Right, res.RightWithClassFor)
+	t.Logf("%d logs: %d with an error or exception line matched by a template; %d with a class from the catalogue's templates alone, %d with the right class; %d right with ClassFor on unmatched exceptions too",
+		res.Logs, res.AnyTemplate, res.Matched, res.Right, res.RightWithClassFor)
 	if res.Logs < 80 {
 		t.Fatalf("only %d logs read", res.Logs)
 	}

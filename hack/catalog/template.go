@@ -69,30 +69,65 @@ func splitTop(expr string, sep byte) []string {
 }
 
 // skipString returns the offset just after the string literal starting at
-// the quote at i (plain or triple-quoted).
+// the quote at i (plain or triple-quoted). A Scala interpolated string (an
+// identifier right before the quote) may hold ${...} with quotes of its own.
 func skipString(s string, i int) int {
-	if strings.HasPrefix(s[i:], `"""`) {
-		end := strings.Index(s[i+3:], `"""`)
-		if end < 0 {
-			return len(s)
-		}
-		j := i + 3 + end + 3
-		for j < len(s) && s[j] == '"' {
-			j++
-		}
-		return j
-	}
+	return skipStringAs(s, i, i > 0 && isIdentByte(s[i-1]))
+}
+
+// skipStringAs is skipString with the interpolation said by the caller.
+func skipStringAs(s string, i int, interp bool) int {
+	triple := strings.HasPrefix(s[i:], `"""`)
 	j := i + 1
-	for j < len(s) && s[j] != '"' {
-		if s[j] == '\\' {
-			j++
+	if triple {
+		j = i + 3
+	}
+	for j < len(s) {
+		c := s[j]
+		switch {
+		case interp && c == '$' && j+1 < len(s) && s[j+1] == '{':
+			j = skipBraces(s, j+1)
+			continue
+		case !triple && c == '\\':
+			j += 2
+			continue
+		case !triple && c == '\n':
+			return j // unterminated: stop at the line end
+		case c == '"':
+			if !triple {
+				return j + 1
+			}
+			if strings.HasPrefix(s[j:], `"""`) {
+				j += 3
+				for j < len(s) && s[j] == '"' {
+					j++
+				}
+				return j
+			}
 		}
 		j++
 	}
-	if j >= len(s) {
-		return len(s)
+	return len(s)
+}
+
+// skipBraces returns the offset just after the brace closing the one at i,
+// skipping strings inside.
+func skipBraces(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			j = skipString(s, j) - 1
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
 	}
-	return j + 1
+	return len(s)
 }
 
 // unescape decodes Java/Scala escapes in a plain string literal's body.
@@ -247,7 +282,7 @@ func stringLiteral(t *tmpl, piece string, slf4j bool) bool {
 		prefix = piece[:k]
 		piece = piece[k:]
 	}
-	if !strings.HasPrefix(piece, `"`) || skipString(piece, 0) != len(piece) {
+	if !strings.HasPrefix(piece, `"`) || skipStringAs(piece, 0, prefix != "") != len(piece) {
 		return false
 	}
 	triple := strings.HasPrefix(piece, `"""`) && len(piece) >= 6

@@ -302,6 +302,10 @@ var origins = []origin{
 		Why: "a replica would truncate below the high watermark with unclean election off; the broker exits"},
 	{Thrower: "kafka.log.LogCleaner", Exception: "NoSuchFileException", Class: "unsupported-filesystem",
 		Why: "the cleaner's .cleaned files vanish on filesystems without POSIX rename semantics"},
+	{Thrower: "kafka.log.Cleaner", Exception: "NoSuchFileException", Class: "unsupported-filesystem",
+		Why: "Cleaner (in LogCleaner.scala): its .cleaned files vanish on filesystems without POSIX rename semantics"},
+	{Thrower: "org.apache.kafka.storage.internals.log.Cleaner", Exception: "NoSuchFileException", Class: "unsupported-filesystem",
+		Why: "Cleaner (4.x): its .cleaned files vanish on filesystems without POSIX rename semantics"},
 
 	// --- tiered storage
 	{Thrower: "org.apache.kafka.server.log.remote", Class: "tiered-storage-config-error",

@@ -26,6 +26,17 @@ func Report(c *Catalog) string {
 	p("from its words. \"Fatal\" templates are the ones printed on the way to the process exiting\n")
 	p("(`fatal(...)`, an error next to `Exit.exit`/`halt`, fault handlers named fatal, stderr before exit,\n")
 	p("the JVM's and scripts' fatal outputs).\n\n")
+	p("## How it is made\n\n")
+	p("`go run ./hack/catalog [-cache DIR] [-scripts MIRRORS]` (by hand; CI does not run it) asks Maven for the\n")
+	p("`-sources` jars of every release in `hack/catalog/releases.go` and of the `org.apache.kafka` and\n")
+	p("`org.apache.zookeeper` artifacts each release's POM pulls in (`mvn dependency:copy-dependencies\n")
+	p("-Dclassifier=sources`), reads every Java and Scala file but generated protocol classes, and turns\n")
+	p("each `throw`/`new` of an exception, `require`, `fatal`/`error` log, `handleFault` call and message\n")
+	p("printed before an exit into a template. A release without `-sources` jars is read from its class\n")
+	p("files' string constants: the earlier release's templates whose text they still hold count for it.\n")
+	p("The scripts are read from git mirrors (`owner+name/repo` under MIRRORS, as the fetch tool lays them\n")
+	p("out) at the tags listed in `hack/catalog/scripts.go`. `go run ./hack/catalog -measure DIR -v`\n")
+	p("reports how many crash logs of DIR (with an `INDEX.tsv`) the catalogue alone classifies.\n\n")
 	p("%d templates in all; %d too short to match on their own (fewer than %d literal bytes or no word).\n\n",
 		c.Size(), c.Unindexed(), MinLiteral)
 
