@@ -33,8 +33,9 @@ var (
 		regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.-]+(?:\[\d+\])?: `),
 		regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+(?:\[\d+\])?: `),
 	}
-	jvmLine   = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
-	frameLine = regexp.MustCompile(`^\s*at ((?:[\w$]+\.)+[\w$]+)\.[\w$<>]+\(`)
+	jvmLine    = regexp.MustCompile(`^(?:#\s*|Error: |Exception in thread "[^"]*" )`)
+	loggerTail = regexp.MustCompile(` \([\w.$]+\)(?: \[[^\]]*\])?$`)
+	frameLine  = regexp.MustCompile(`^\s*at ((?:[\w$]+\.)+[\w$]+)\.[\w$<>]+\(`)
 )
 
 // logEvent is one line the measure looks at.
@@ -96,7 +97,8 @@ func assess(c *catalog.Catalog, r io.Reader, withClassFor bool) assessment {
 			msg = m[2]
 		} else if m := levelWord.FindStringSubmatch(line); m != nil {
 			inChain = false
-			msg = m[2]
+			// "... (logger)" and Strimzi's "... (logger) [thread]" after the message
+			msg = loggerTail.ReplaceAllString(m[2], "")
 		} else if jvmLine.MatchString(line) || strings.Contains(line, "OutOfMemoryError") {
 			msg = strings.TrimSpace(strings.TrimLeft(line, "# "))
 		} else {

@@ -13,11 +13,19 @@ type Match struct {
 	// cause named in the message (No space left on device...) wins over the
 	// template's class; "" when neither gives one.
 	Class string
+	// Truncated is true when the message stops inside the template's text
+	// (a log excerpt cut short, a line cut by a log shipper): at least
+	// MinTruncatedLiteral bytes of literal text matched before the cut.
+	Truncated bool
 	// Cause says where Class came from: "template", "os: <text>" (an
 	// operating-system error text in the message) or "nested: <id>" (the
 	// message wraps another template's message).
 	Cause string
 }
+
+// MinTruncatedLiteral is the least number of literal bytes a message cut
+// short must match for a truncated match.
+const MinTruncatedLiteral = 40
 
 // MinLiteral is the least number of literal bytes a template needs to be
 // matched on its own; shorter ones ("Error: {}") say nothing by themselves.
@@ -167,6 +175,8 @@ func (c *Catalog) match(message string, depth int) (Match, bool) {
 		seen       [32]string // anchor words already looked up (a template has one)
 		nSeen      int
 		present    [16]uint64 // quickHash%1024 of the message's words, to rule out second anchors
+		cand       [256]int32 // the templates looked at, for the truncated pass
+		nCand      int
 	)
 	words(msg, func(w string) {
 		h := quickHash(w) % 1024
@@ -190,6 +200,10 @@ func (c *Catalog) match(message string, depth int) (Match, bool) {
 			nSeen++
 		}
 		for _, ti := range list {
+			if nCand < len(cand) {
+				cand[nCand] = ti
+				nCand++
+			}
 			if sw := c.index.second[ti]; sw != "" {
 				if h := quickHash(sw) % 1024; present[h/64]&(1<<(h%64)) == 0 {
 					continue
@@ -206,10 +220,27 @@ func (c *Catalog) match(message string, depth int) (Match, bool) {
 			}
 		}
 	})
+	truncated := false
+	if best == nil && len(msg) >= MinTruncatedLiteral {
+		// A message cut short: the longest literal match before the cut.
+		bestLit := 0
+		tail := msg[len(msg)-8:]
+		for _, ti := range cand[:nCand] {
+			t := c.index.templates[ti]
+			if !strings.Contains(t.Text, tail) {
+				continue // the message's last bytes are not the template's
+			}
+			values, lit, ok := matchTruncated(t.parts, msg)
+			if ok && (lit > bestLit || lit == bestLit && best != nil && t.ID < best.ID) {
+				best, bestValues, bestLit = t, values, lit
+			}
+		}
+		truncated = best != nil
+	}
 	if best == nil {
 		return Match{}, false
 	}
-	m := Match{Template: best, Values: bestValues, Class: best.Class, Cause: "template"}
+	m := Match{Template: best, Values: bestValues, Class: best.Class, Cause: "template", Truncated: truncated}
 	if cls, text := OSCause(msg); cls != "" {
 		m.Class, m.Cause = cls, "os: "+text
 	} else if cls := refine(best, bestValues); cls != "" {
@@ -342,6 +373,51 @@ func matchFrom(parts []string, k int, msg string, pos int, bounds []int) ([]int,
 		from = i + 1
 	}
 	return bounds[:n], false
+}
+
+// matchTruncated matches a message that stops inside the template's text:
+// its literal parts in order (leftmost, no backtracking), the message ending
+// in a literal part's first bytes (at least 8 of them), with at least
+// MinTruncatedLiteral literal bytes matched in all. It returns the values up
+// to the cut and the literal bytes matched.
+func matchTruncated(parts []string, msg string) ([]string, int, bool) {
+	pos, lit := 0, 0
+	var values []string
+	start := 1
+	if parts[0] != "" {
+		i := strings.Index(msg, parts[0])
+		if i < 0 || !prefixOK(msg[:i]) {
+			return nil, 0, false
+		}
+		pos, lit = i+len(parts[0]), len(parts[0])
+	}
+	for k := start; k < len(parts); k++ {
+		p := parts[k]
+		if p == "" {
+			continue
+		}
+		if i := strings.Index(msg[pos:], p); i >= 0 {
+			values = append(values, msg[pos:pos+i])
+			pos += i + len(p)
+			lit += len(p)
+			continue
+		}
+		// The message must end inside p.
+		for j := pos; j <= len(msg)-8; j++ {
+			i := strings.IndexByte(msg[j:len(msg)-7], p[0])
+			if i < 0 {
+				break
+			}
+			j += i
+			if strings.HasPrefix(p, msg[j:]) {
+				values = append(values, msg[pos:j])
+				lit += len(msg) - j
+				return values, lit, lit >= MinTruncatedLiteral
+			}
+		}
+		return nil, 0, false
+	}
+	return nil, 0, false // matched whole or with a tail: not a truncation
 }
 
 // prefixOK reports whether p is made only of what may precede a message:

@@ -168,6 +168,9 @@ func TestMatchRules(t *testing.T) {
 		{"operating-system cause wins",
 			"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /data/x/leader-epoch-checkpoint: No space left on device",
 			"disk-full", "os: No space left on device"},
+		{"message cut short inside the template's text",
+			`java.lang.IllegalStateException: Configured voter set: [1, 2] is different from the voter set read from the st`,
+			"kraft-voter-set-mismatch", "template"},
 		{"uncaught exception prefix",
 			`Exception in thread "main" java.lang.IllegalStateException: Configured voter set: [1, 2] is different from the voter set read from the state file: [1]`,
 			"kraft-voter-set-mismatch", "template"},
@@ -180,6 +183,9 @@ func TestMatchRules(t *testing.T) {
 			}
 			if m.Class != tc.class || !strings.HasPrefix(m.Cause, tc.cause) {
 				t.Errorf("class %q cause %q, want %q %q", m.Class, m.Cause, tc.class, tc.cause)
+			}
+			if want := strings.Contains(tc.name, "cut short"); m.Truncated != want {
+				t.Errorf("Truncated = %v, want %v", m.Truncated, want)
 			}
 		})
 	}
