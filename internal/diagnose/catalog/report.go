@@ -104,6 +104,44 @@ func Report(c *Catalog) string {
 		p("| %s | %s |\n", k, strings.Join(cells, ", "))
 	}
 
+	p("\n## Unmapped templates by package\n\n")
+	p("Every template without a class, counted by the package of its thrower (the 60 largest). Most\n")
+	p("are request and protocol errors a client or a single request sees, which no crash class covers.\n\n")
+	pkgs := map[string]int{}
+	total := 0
+	for _, t := range c.Templates {
+		if t.Class != "" || t.Defers {
+			continue
+		}
+		total++
+		pkg := t.Thrower
+		if i := strings.LastIndexAny(pkg, ".:"); i > 0 {
+			pkg = pkg[:i]
+		}
+		pkgs[pkg]++
+	}
+	type pkgCount struct {
+		pkg string
+		n   int
+	}
+	var pc []pkgCount
+	for k, v := range pkgs {
+		pc = append(pc, pkgCount{k, v})
+	}
+	sort.Slice(pc, func(i, j int) bool {
+		if pc[i].n != pc[j].n {
+			return pc[i].n > pc[j].n
+		}
+		return pc[i].pkg < pc[j].pkg
+	})
+	p("%d unmapped templates in %d packages.\n\n| package | unmapped templates |\n|---|---:|\n", total, len(pc))
+	for i, x := range pc {
+		if i == 60 {
+			break
+		}
+		p("| %s | %d |\n", x.pkg, x.n)
+	}
+
 	p("\n## Unmapped fatal templates\n\n")
 	p("Fatal templates whose origin the mapping does not cover, by throwing class. A class that the\n")
 	p("taxonomy lacks is not invented here; these are listed for review.\n\n")
