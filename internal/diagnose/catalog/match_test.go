@@ -221,3 +221,29 @@ func TestClassifyByOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchConcurrent: Load and Match are safe for concurrent use (run with -race).
+func TestMatchConcurrent(t *testing.T) {
+	msg := "org.apache.kafka.common.KafkaException: Failed to acquire lock on file .lock in /data/k1. A Kafka instance in another process or thread is using this directory."
+	done := make(chan string)
+	for i := 0; i < 4; i++ {
+		go func() {
+			c, err := Load()
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			m, ok := c.Match(msg)
+			if !ok {
+				done <- "no match"
+				return
+			}
+			done <- m.Class
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if got := <-done; got != "log-dir-lock-held" {
+			t.Errorf("goroutine %d: %s", i, got)
+		}
+	}
+}
