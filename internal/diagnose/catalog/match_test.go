@@ -113,6 +113,10 @@ func TestClassFor(t *testing.T) {
 		{"org.apache.kafka.common.KafkaException", "org.apache.kafka.common.security.ssl.DefaultSslEngineFactory", "tls-config-error"},
 		{"org.apache.kafka.common.errors.CorruptRecordException", "kafka.log.LogSegment", "corrupt-log-segment"},
 		{"java.lang.IllegalStateException", "org.apache.kafka.common.securityx.Foo", ""},
+		{"org.apache.kafka.common.config.ConfigException", "org.apache.kafka.common.security.ssl.DefaultSslEngineFactory", "tls-config-error"},
+		{"org.apache.kafka.common.config.ConfigException", "org.apache.kafka.common.security.oauthbearer.internals.secured.ConfigurationUtils", "sasl-config-error"},
+		// one client's bad password is not the broker's SASL configuration
+		{"javax.security.sasl.SaslAuthenticationException", "org.apache.kafka.common.security.plain.internals.PlainSaslServer", ""},
 		{"java.lang.NullPointerException", "com.example.Foo", ""},
 	}
 	for _, tc := range tests {
