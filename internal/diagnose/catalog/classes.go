@@ -316,10 +316,28 @@ var origins = []origin{
 		Why: "Cleaner (4.x): its .cleaned files vanish on filesystems without POSIX rename semantics"},
 
 	// --- tiered storage
-	{Thrower: "org.apache.kafka.server.log.remote", Class: "tiered-storage-config-error",
-		Why: "remote log manager and its plugin configuration"},
-	{Thrower: "kafka.log.remote", Class: "tiered-storage-config-error",
-		Why: "RemoteLogManager (3.6-3.9) and its plugins"},
+	// Tiered storage: its configuration and the start of its metadata
+	// manager; the remote log manager's runtime errors (one segment, one
+	// fetch) are not a configuration class, so the packages are not mapped
+	// as a whole.
+	{Thrower: "org.apache.kafka.server.log.remote", Exception: "ConfigException", Class: "tiered-storage-config-error",
+		Why: "a remote.log.* / rlmm setting is invalid"},
+	{Thrower: "org.apache.kafka.server.log.remote.storage.RemoteLogManagerConfig", Class: "tiered-storage-config-error",
+		Why: "RemoteLogManagerConfig validates the remote.log.* settings"},
+	{Thrower: "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManagerConfig", Class: "tiered-storage-config-error",
+		Why: "the topic-based remote log metadata manager's settings"},
+	{Thrower: "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager", Text: "initializ", Class: "tiered-storage-config-error",
+		Why: "the remote log metadata manager could not start (its topic, producer or consumer): configuration or ACLs"},
+	{Thrower: "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager", Text: "creating", Class: "tiered-storage-config-error",
+		Why: "the remote log metadata topic could not be created: configuration or ACLs"},
+	{Thrower: "org.apache.kafka.server.log.remote.storage.ClassLoaderAwareRemoteStorageManager", Class: "tiered-storage-config-error",
+		Why: "loads and configures the remote storage plugin: what it throws at the top is the plugin's configuration failing"},
+	{Thrower: "org.apache.kafka.server.log.remote.storage.ClassLoaderAwareRemoteLogMetadataManager", Class: "tiered-storage-config-error",
+		Why: "loads and configures the remote log metadata plugin"},
+	{Thrower: "kafka.log.remote.RemoteLogManager", Text: "not configured", Class: "tiered-storage-config-error",
+		Why: "remote storage is enabled without a RemoteLogManager (3.6-3.9)"},
+	{Thrower: "org.apache.kafka.server.log.remote.storage.RemoteLogManager", Text: "not configured", Class: "tiered-storage-config-error",
+		Why: "remote storage is enabled without a RemoteLogManager"},
 
 	// --- network and listeners
 	{Thrower: "kafka.network.SocketServer", Text: "bind", Class: "port-in-use",

@@ -115,6 +115,7 @@ func TestClassFor(t *testing.T) {
 		{"java.lang.IllegalStateException", "org.apache.kafka.common.securityx.Foo", ""},
 		{"org.apache.kafka.common.config.ConfigException", "org.apache.kafka.common.security.ssl.DefaultSslEngineFactory", "tls-config-error"},
 		{"org.apache.kafka.common.config.ConfigException", "org.apache.kafka.common.security.oauthbearer.internals.secured.ConfigurationUtils", "sasl-config-error"},
+		{"java.lang.IllegalArgumentException", "org.apache.kafka.server.log.remote.storage.ClassLoaderAwareRemoteStorageManager", "tiered-storage-config-error"},
 		// one client's bad password is not the broker's SASL configuration
 		{"javax.security.sasl.SaslAuthenticationException", "org.apache.kafka.common.security.plain.internals.PlainSaslServer", ""},
 		{"java.lang.NullPointerException", "com.example.Foo", ""},
