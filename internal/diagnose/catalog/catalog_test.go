@@ -55,6 +55,14 @@ func TestLoadSanity(t *testing.T) {
 	if c2, _ := Load(); c2 != c {
 		t.Error("Load parsed the data twice")
 	}
+	for _, i := range []int{0, c.Size() / 2, c.Size() - 1} {
+		if got := c.Lookup(c.Templates[i].ID); got != c.Templates[i] {
+			t.Errorf("Lookup(%s) = %v, want template %d", c.Templates[i].ID, got, i)
+		}
+	}
+	if c.Lookup("no-such-id") != nil {
+		t.Error("Lookup found an id that is not there")
+	}
 }
 
 // TestClassesExist: every class the mapping gives is a class of the rules
