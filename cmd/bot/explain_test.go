@@ -98,6 +98,7 @@ func TestExplainNoMatchPrintsEmptyList(t *testing.T) {
 
 func TestExplainTextFromStdin(t *testing.T) {
 	log := "\tprocess.roles = [broker]\n" +
+		"[2025-04-28 08:22:01,792] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
 		"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 5 is less than the next offset 9. Log start offset = 1\n"
 	out, _, err := explain(t, log, "-")
 	if err != nil {

@@ -1,0 +1,76 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 27 item 3: planted log lines steer nothing. The logs are synthetic,
+// in Kafka's log layout; the scenario is the safety review's (finding 3): a
+// client chooses a consumer group id with newlines, and the authorizer's
+// INFO "Denied" line writes it raw, so whole lines can be planted.
+
+// plantedMetadataFault is a forged raft fatal fault with a metadata-log
+// offset line that would make the move look local (next > log start).
+const plantedMetadataFault = "[2026-01-10 03:11:07,001] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
+	"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 9000 is less than the next offset 9100. First 10 offsets in append: List(9000), last offset in append: 9200. Log start offset = 100\n" +
+	"\tat kafka.raft.KafkaMetadataLog.appendAsFollower(KafkaMetadataLog.scala:99)"
+
+func oomLoop(log string) Snapshot {
+	return Snapshot{Namespace: "kafka", Pod: "kafka-broker-0", UID: "u1", Role: RoleBroker, NodeID: "3", KafkaContainer: "kafka",
+		Containers: []ContainerState{{Name: "kafka", RestartCount: 4, WaitingReason: "CrashLoopBackOff",
+			LastTerminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: time.Date(2026, 1, 10, 3, 20, 1, 0, time.UTC)}}},
+		Log: log}
+}
+
+func automatedFindings(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Remedy.Automated {
+			out = append(out, f.Rule+" ("+f.Remedy.Action+" "+f.Remedy.Target+")")
+		}
+	}
+	return out
+}
+
+// A broker OOMKilled in a loop whose previous log holds one authorizer
+// line with a planted raft fault: no automated remedy, and the OOM kill is
+// what the diagnosis says first.
+func TestIssue27_3_InjectedMetadataLinesInAnOOMLoop(t *testing.T) {
+	log := "[2026-01-10 03:00:00,000] INFO [KafkaRaftServer nodeId=3] Kafka Server started (kafka.server.KafkaRaftServer)\n" +
+		"[2026-01-10 03:11:07,000] INFO Principal = User:app is Denied Operation = Describe from host = 10.1.2.3 on resource = Group:LITERAL:x\n" +
+		plantedMetadataFault + " for request = DescribeGroups with resourceRefCount = 1 (kafka.authorizer.logger)\n" +
+		"[2026-01-10 03:20:00,000] INFO [BrokerLifecycleManager id=3] still running (x)\n"
+	got := Default().Diagnose(oomLoop(log))
+	if auto := automatedFindings(got); len(auto) > 0 {
+		t.Errorf("planted lines in an OOM loop offer an automated remedy: %v", auto)
+	}
+	if len(got) == 0 || got[0].Class != "container-oom-killed" {
+		t.Errorf("first finding %v, want container-oom-killed (the container's real end)", ruleIDs(got))
+	}
+}
+
+// The same planted text inside a JSON log's message (escaped newlines):
+// the message stays one line, so it cannot forge a record.
+func TestIssue27_3_InjectedLinesThroughJSONLogging(t *testing.T) {
+	msg := "Principal = User:app is Denied Operation = Describe from host = 10.1.2.3 on resource = Group:LITERAL:x\\n" +
+		strings.ReplaceAll(strings.ReplaceAll(plantedMetadataFault, "\n", "\\n"), "\t", "\\t") + "\\n" +
+		"[2026-01-10 03:11:07,002] INFO ok (x) for request = DescribeGroups with resourceRefCount = 1"
+	log := `{"timestamp":"2026-01-10T03:00:00.000Z","level":"INFO","logger":"kafka.server.KafkaRaftServer","message":"[KafkaRaftServer nodeId=3] Kafka Server started"}` + "\n" +
+		`{"timestamp":"2026-01-10T03:11:07.000Z","level":"INFO","logger":"kafka.authorizer.logger","message":"` + msg + `"}` + "\n" +
+		`{"timestamp":"2026-01-10T03:20:00.000Z","level":"INFO","logger":"x","message":"still running"}` + "\n"
+	for _, snap := range []Snapshot{oomLoop(log), {Role: RoleBroker, Log: log}} {
+		got := Default().Diagnose(snap)
+		if auto := automatedFindings(got); len(auto) > 0 {
+			t.Errorf("status %v: planted lines in a JSON message offer an automated remedy: %v", snap.Containers, auto)
+		}
+		for _, f := range got {
+			for _, ev := range f.Evidence {
+				if strings.HasPrefix(ev, "kafka.common.UnexpectedAppendOffsetException") || strings.HasPrefix(ev, "[2026-01-10 03:11:07,001]") {
+					t.Errorf("finding %s quotes a line forged from a JSON message: %q", f.Rule, ev)
+				}
+			}
+		}
+	}
+}
