@@ -100,7 +100,8 @@ type terminalEvent struct {
 	line, end int
 	// kind is "kafka", "jvm" or "script".
 	kind string
-	text string
+	// text is the record's line; joined adds the lines its message wrapped onto.
+	text, joined string
 	// chain holds the exception lines after it, thrown first, then each
 	// "Caused by:" in order; rootCause is the last of them ("" for none).
 	chain     []string
@@ -115,6 +116,22 @@ type crashReading struct {
 	runStart int
 	// events are the terminal events of the last run, in log order.
 	events []terminalEvent
+	// lastError is the last ERROR (or FATAL) record of the run with an
+	// exception chain: what an excerpt without a terminal event shows. It
+	// names a class, never an automated remedy.
+	lastError *terminalEvent
+}
+
+// cause returns the event whose chain explains the crash: the terminal
+// event, else the last error record with a chain.
+func (c *crashReading) cause() *terminalEvent {
+	if t := c.terminal(); t != nil && len(t.chain) > 0 {
+		return t
+	}
+	if c.lastError != nil {
+		return c.lastError
+	}
+	return c.terminal()
 }
 
 // terminal returns the event where the process ended: the last one with an
@@ -298,41 +315,62 @@ func (t *logTail) readCrash() crashReading {
 	}
 	for i := from; i < len(lines); i++ {
 		line := lines[i]
-		kind := ""
+		kind, level := "", ""
 		if isRecordStart(line) || strings.Contains(line, jvmDeathAnywhere) || containsAny(line, scriptErrors) {
 			kind = terminalKind(line)
+			level = recordLevel(line)
 		}
-		if kind == "" {
+		isError := level == "ERROR" || level == "FATAL" || level == "SEVERE"
+		if kind == "" && !isError {
 			continue
 		}
-		ev := terminalEvent{line: nums[i], end: nums[i], kind: kind, text: validUTF8(strings.TrimSpace(line))}
-		j := i + 1
-		for ; j < len(lines) && !isRecordStart(lines[j]); j++ {
-			l := lines[j]
-			ev.end = nums[j]
-			switch {
-			case isFrame(l):
-				if len(ev.frames) < 3 && strings.Contains(l, "kafka.") {
-					if m := kafkaFrame.FindStringSubmatch(l); m != nil {
-						ev.frames = append(ev.frames, m[1])
-					}
-				}
-			case isExceptionLine(l):
-				ev.chain = append(ev.chain, validUTF8(strings.TrimSpace(l)))
-			}
+		ev, j := readEvent(lines, nums, i, kind)
+		if kind != "" {
+			c.events = append(c.events, ev)
 		}
-		// An exception on the terminal line itself ("...: java.io.IOException: ...").
-		if len(ev.chain) == 0 && (strings.Contains(line, "Exception") || strings.Contains(line, "Error")) {
-			if m := inlineException.FindString(line); m != "" {
-				ev.chain = append(ev.chain, validUTF8(strings.TrimSpace(m)))
-			}
+		if isError && len(ev.chain) > 0 {
+			last := ev
+			c.lastError = &last
 		}
-
-		if n := len(ev.chain); n > 0 {
-			ev.rootCause = strings.TrimPrefix(ev.chain[n-1], "Caused by: ")
-		}
-		c.events = append(c.events, ev)
 		i = j - 1
 	}
 	return c
+}
+
+// readEvent reads the record at lines[i] and its continuation lines (a
+// wrapped message, exception lines, frames). It returns the event and the
+// index of the next record.
+func readEvent(lines []string, nums []int, i int, kind string) (terminalEvent, int) {
+	line := lines[i]
+	ev := terminalEvent{line: nums[i], end: nums[i], kind: kind}
+	text := strings.TrimSpace(line)
+	j := i + 1
+	for ; j < len(lines) && !isRecordStart(lines[j]); j++ {
+		l := lines[j]
+		ev.end = nums[j]
+		switch {
+		case isFrame(l):
+			if len(ev.frames) < 3 && strings.Contains(l, "kafka.") {
+				if m := kafkaFrame.FindStringSubmatch(l); m != nil {
+					ev.frames = append(ev.frames, m[1])
+				}
+			}
+		case isExceptionLine(l):
+			ev.chain = append(ev.chain, validUTF8(strings.TrimSpace(l)))
+		case len(ev.chain) == 0 && len(text) < MaxLineBytes:
+			// The message wrapped onto this line.
+			text += strings.TrimRight(l, " \t")
+		}
+	}
+	ev.text, ev.joined = validUTF8(strings.TrimSpace(line)), validUTF8(text)
+	// An exception on the record's own line ("...: java.io.IOException: ...").
+	if len(ev.chain) == 0 && (strings.Contains(line, "Exception") || strings.Contains(line, "Error")) {
+		if m := inlineException.FindString(line); m != "" {
+			ev.chain = append(ev.chain, validUTF8(strings.TrimSpace(m)))
+		}
+	}
+	if n := len(ev.chain); n > 0 {
+		ev.rootCause = strings.TrimPrefix(ev.chain[n-1], "Caused by: ")
+	}
+	return ev, j
 }

@@ -40,7 +40,7 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			cmp.Compare(a.f.Rule, b.f.Rule),
 		)
 	})
-	findings := make([]Finding, 0, len(out)+1)
+	findings := make([]Finding, 0, len(out)+2)
 	sev, why, sick := sickness(s)
 	if !sick && s.Kafka() == nil {
 		// No pod status (a log file given to bot explain): a log that shows
@@ -49,13 +49,41 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			sev, why, sick = SeverityHigh, "the log shows the process dying: "+shorten(t.text, 300), true
 		}
 	}
-	if sick && !slices.ContainsFunc(out, func(r ranked) bool {
+	hasMedium := slices.ContainsFunc(out, func(r ranked) bool {
 		return severityRank(r.f.Severity) >= severityRank(SeverityMedium)
-	}) {
+	})
+	// The structure of the crash names a class: where no rule explains a
+	// sick pod, or where an operating-system root cause of the chain
+	// contradicts the best rule, that class goes first.
+	if cls := classifyEvent(crash.cause()); cls.class != "" {
+		top := len(out) > 0 && severityRank(out[0].f.Severity) >= severityRank(SeverityHigh)
+		quiet := !hasMedium && !sick && cls.event != crash.terminal()
+		if (!hasMedium && sick) || quiet || (top && cls.osCause && out[0].f.Class != cls.class) {
+			if i := slices.IndexFunc(out, func(r ranked) bool { return r.f.Class == cls.class }); i >= 0 {
+				findings = append(findings, out[i].f)
+				out = slices.Delete(out, i, i+1)
+			} else if f, ok := sc.structuralFinding(cls); ok {
+				capByTermination(&f, end)
+				if quiet && severityRank(f.Severity) > severityRank(SeverityMedium) {
+					// An error the process did not die of, as far as the
+					// log and the pod show: worth reading, not an alarm.
+					f.Severity = SeverityMedium
+				}
+				findings = append(findings, f)
+			}
+			if len(findings) > 0 && severityRank(findings[0].Severity) >= severityRank(SeverityMedium) {
+				hasMedium = true
+			}
+		}
+	}
+	if sick && !hasMedium {
 		// Never silent (or green) on a sick pod.
 		findings = append(findings, sc.unclassified(s, sev, why, &crash))
 	}
-	seen := make(map[string]bool, len(out))
+	seen := make(map[string]bool, len(out)+len(findings))
+	for _, f := range findings {
+		seen[f.Class] = true
+	}
 	for i := range out {
 		if seen[out[i].f.Class] {
 			continue // a better finding of the same class is listed already

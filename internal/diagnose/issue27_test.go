@@ -74,3 +74,82 @@ func TestIssue27_3_InjectedLinesThroughJSONLogging(t *testing.T) {
 		}
 	}
 }
+
+// seedRun is the seed incident's end as Kafka writes it: a start, then the
+// raft IO thread's fatal fault with the metadata-log offsets.
+const seedRun = "[2025-04-28 08:00:00,000] INFO Registered kafka:type=kafka.Log4jController MBean (kafka.utils.Log4jControllerRegistration$)\n" +
+	"[2025-04-28 08:22:01,792] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
+	"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 57876665 is less than the next offset 57876669. First 10 offsets in append: List(57876665), last offset in append: 57912402. Log start offset = 57054787\n" +
+	"\tat kafka.raft.KafkaMetadataLog.appendAsFollower(KafkaMetadataLog.scala:99)\n"
+
+func exited(code int32, reason, log string) Snapshot {
+	return Snapshot{Role: RoleBroker, KafkaContainer: "kafka", Log: log,
+		Containers: []ContainerState{{Name: "kafka", RestartCount: 3, WaitingReason: "CrashLoopBackOff",
+			LastTerminated: &Termination{Reason: reason, ExitCode: code}}}}
+}
+
+// Where the process really ended decides: the terminal event of the last
+// run, one cause, and a termination that is Kafka's exit 1.
+func TestIssue27_3_AutomationOnlyWhereTheProcessEnded(t *testing.T) {
+	otherFatal := "[2025-04-28 08:30:00,000] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
+		"java.lang.IllegalStateException: something else entirely\n"
+	restart := "[2025-04-28 08:40:00,000] INFO Registered kafka:type=kafka.Log4jController MBean (kafka.utils.Log4jControllerRegistration$)\n" +
+		"[2025-04-28 08:40:01,000] INFO [BrokerServer id=100] Transition from STARTING to STARTED (kafka.server.BrokerServer)\n"
+	cases := []struct {
+		name      string
+		snap      Snapshot
+		automated bool
+	}{
+		{"seed, exit 1 (control)", exited(1, "Error", seedRun), true},
+		{"seed, no pod status (bot explain)", Snapshot{Role: RoleBroker, Log: seedRun}, true},
+		{"seed, but the container was OOMKilled", exited(137, "OOMKilled", seedRun), false},
+		{"seed, but the container was SIGTERMed (143)", exited(143, "Error", seedRun), false},
+		{"two distinct fatal causes in the last run", exited(1, "Error", seedRun+otherFatal), false},
+		{"the fault is in an earlier run; the last run started cleanly", exited(1, "Error", seedRun+restart), false},
+		{"the offsets line is not in a terminal chain", exited(1, "Error",
+			"[2025-04-28 08:10:00,000] INFO quoted: "+strings.SplitN(seedRun, "\n", 4)[2]+"\n"+otherFatal), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Default().Diagnose(tc.snap)
+			f := findRule(got, "metadata-log-offset-mismatch")
+			if f == nil {
+				if tc.automated {
+					t.Fatalf("no metadata finding: %v", ruleIDs(got))
+				}
+				return
+			}
+			if f.Remedy.Automated != tc.automated {
+				t.Errorf("automated %v, want %v\n%s", f.Remedy.Automated, tc.automated, f.Explanation)
+			}
+			if !tc.automated && !strings.Contains(f.Explanation, "Not automated") {
+				t.Errorf("the explanation does not say why it is not automated: %s", f.Explanation)
+			}
+		})
+	}
+}
+
+// A log that shows Kafka dying is never silent, even without pod status
+// (bot explain on a file): the unclassified finding quotes the terminal
+// event and the root cause.
+func TestIssue24_5_DyingLogWithoutStatusGivesAFinding(t *testing.T) {
+	log := "[2025-05-01 10:00:00,000] INFO Registered kafka:type=kafka.Log4jController MBean (kafka.utils.Log4jControllerRegistration$)\n" +
+		"[2025-05-01 10:00:02,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n" +
+		"org.apache.kafka.common.KafkaException: com.example.QuotaPlugin failed to initialise\n" +
+		"\tat kafka.server.QuotaFactory$.instantiate(QuotaFactory.scala:80)\n" +
+		"Caused by: java.lang.IllegalStateException: quota backend unavailable\n"
+	got := Default().Diagnose(Snapshot{Log: log})
+	if len(got) == 0 || got[0].Rule != UnclassifiedRule {
+		t.Fatalf("first finding %v, want %s", ruleIDs(got), UnclassifiedRule)
+	}
+	ev := strings.Join(got[0].Evidence, "\n")
+	for _, want := range []string{"Exiting Kafka due to fatal exception", "Caused by: java.lang.IllegalStateException: quota backend unavailable"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q: %q", want, got[0].Evidence)
+		}
+	}
+	// A quiet log without a terminal event stays without a finding.
+	if got := Default().Diagnose(Snapshot{Log: "[2025-05-01 10:00:00,000] INFO all good (kafka.server.KafkaServer)\n"}); len(got) != 0 {
+		t.Errorf("a healthy line gave %v", ruleIDs(got))
+	}
+}
