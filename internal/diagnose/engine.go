@@ -126,6 +126,9 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		rules = append(rules, r)
 	}
 
+	// The catalogue is read once per process, here rather than at the
+	// first crash, so that a diagnosis never pays for it.
+	kafkaCatalog()
 	e := &Engine{}
 	add := func(expr string, rule int, p part, slot int) error {
 		re, err := regexp.Compile(expr)

@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,3 +155,36 @@ func TestIssue24_5_DyingLogWithoutStatusGivesAFinding(t *testing.T) {
 		t.Errorf("a healthy line gave %v", ruleIDs(got))
 	}
 }
+
+// destroysData is a manual step that throws data away: wiping or
+// reformatting a dir, deleting segments, quorum-state, a volume or its
+// claim. Deleting derived files (index files, rebuilt from the segment) is
+// not.
+var destroysData = regexp.MustCompile(`(?i)\b(?:wipe|reformat|rm -rf|delet\w* (?:the |its |this |that )?(?:oldest segments|quorum-state|pvc|persistentvolumeclaim|volume|data dir)|kubectl delete pvc|replace the volume)`)
+
+// notDoing is a step that warns against the action instead of asking for it.
+var notDoing = regexp.MustCompile(`(?i)^\s*(?:do not|don't|never)\b`)
+
+// Issue 24 item 5: manual steps that destroy data carry their real risk,
+// never "none".
+func TestIssue24_5_DataDestroyingStepsCarryTheirRisk(t *testing.T) {
+	for _, r := range Default().Rules() {
+		steps := slices.Clone(r.Remedy.Steps)
+		for _, d := range r.Downgrades {
+			steps = append(steps, d.Steps...)
+		}
+		if r.Remedy.Escalate != nil {
+			steps = append(steps, r.Remedy.Escalate.Steps...)
+		}
+		risk := max(severityOfRisk(r.Risk), severityOfRisk(r.NonBrokerRisk))
+		for _, step := range steps {
+			for _, sentence := range strings.SplitAfter(step, ". ") {
+				if destroysData.MatchString(sentence) && !notDoing.MatchString(sentence) && risk < severityOfRisk(RiskMedium) {
+					t.Errorf("rule %s: risk %s (non-broker %q), but a step destroys data: %q", r.ID, r.Risk, r.NonBrokerRisk, strings.TrimSpace(sentence))
+				}
+			}
+		}
+	}
+}
+
+func severityOfRisk(r Risk) int { return slices.Index(risks, r) }
