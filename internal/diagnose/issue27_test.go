@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -188,3 +189,41 @@ func TestIssue24_5_DataDestroyingStepsCarryTheirRisk(t *testing.T) {
 }
 
 func severityOfRisk(r Risk) int { return slices.Index(risks, r) }
+
+// Issue 24 item 5: the class table in the docs is the engine's own list
+// (bot explain --list prints the same data). KAFKABOT_UPDATE_DOCS=1
+// rewrites it.
+func TestFailureClassTableInDocs(t *testing.T) {
+	const path = "../../docs/FAILURE-CLASSES.md"
+	const begin, end = "<!-- class-table:begin -->\n", "<!-- class-table:end -->"
+	doc := readLog(t, path)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no class-table markers", path)
+	}
+	classes := Default().Classes()
+	want := ClassTableMarkdown(classes)
+	if got := doc[i+len(begin) : j]; got != want {
+		if os.Getenv("KAFKABOT_UPDATE_DOCS") == "1" {
+			if err := os.WriteFile(path, []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the class table of %s differs from the rules; regenerate it with KAFKABOT_UPDATE_DOCS=1", path)
+	}
+	// Every class of the knowledge base is listed, each with a remedy kind.
+	ids := failureClassIDs(t)
+	listed := map[string]bool{}
+	for _, c := range classes {
+		listed[c.Class] = true
+		if !strings.HasPrefix(c.Remedy, "automated: ") && !strings.HasPrefix(c.Remedy, "manual: ") {
+			t.Errorf("class %s: remedy kind %q", c.Class, c.Remedy)
+		}
+	}
+	for _, id := range append(ids, "container-oom-killed", UnclassifiedRule) {
+		if !listed[id] {
+			t.Errorf("class %s is not listed", id)
+		}
+	}
+}
