@@ -251,7 +251,7 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 		st.lastLine = sc.lineNo
 	}
 	if cp.target >= 0 && loc[2*cp.target] >= 0 {
-		st.noteTarget(string(text[loc[2*cp.target]:loc[2*cp.target+1]]), sc.lineNo)
+		st.noteTarget(text[loc[2*cp.target]:loc[2*cp.target+1]], sc.lineNo)
 	}
 	if cp.offsets {
 		if st.noteOffsets(cp.re, text, loc) {
@@ -288,12 +288,14 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 	st.addEvidence(sc.lineNo, line)
 }
 
-// noteTarget records the automated remedy's target one match names.
-func (st *ruleState) noteTarget(target string, line int) {
-	if st.targetLine == 0 || target != st.lastTarget {
+// noteTarget records the automated remedy's target one match names (a
+// string is made only when the target changes).
+func (st *ruleState) noteTarget(target []byte, line int) {
+	if st.targetLine == 0 || string(target) != st.lastTarget {
 		st.targetSets++
+		st.lastTarget = string(target)
 	}
-	st.lastTarget, st.targetLine = target, line
+	st.targetLine = line
 }
 
 // noteOffsets records the offset set of one match of a triage pattern:
