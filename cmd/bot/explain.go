@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ type explainOptions struct {
 	role   diagnose.Role
 	rules  string // optional site rules file
 	check  bool   // FILE is a rules file to lint, not a log
+	list   bool   // list the failure classes instead of reading a log
 }
 
 // newExplainCmd is `bot explain`.
@@ -28,7 +30,7 @@ func newExplainCmd() *cobra.Command {
 	var opts explainOptions
 	var role string
 	cmd := &cobra.Command{
-		Use:   "explain FILE|- [-o text|json] [--role broker|controller|combined] [--rules FILE]",
+		Use:   "explain FILE|- [-o text|json] [--role broker|controller|combined] [--rules FILE] | --list",
 		Short: "Classify a Kafka log file offline",
 		Long: `Classify a Kafka log file offline, with the same rules as the bot: each
 finding with its evidence, what it means and the remedy. FILE "-" reads
@@ -36,12 +38,28 @@ standard input. The file is streamed, never read whole; no finding is not
 an error. No cluster is contacted.
 
 With --check, FILE is a rules file (as RULES_FILE or --rules take): it is
-linted, with line numbers, and the command fails on any error.`,
+linted, with line numbers, and the command fails on any error.
+
+With --list, no FILE is read: every failure class the diagnosis can report
+is printed with its remedy kind (automated or manual), risk and severity
+(with --rules, the site's rules included).`,
 		Example: `  bot explain broker-0.log
   kubectl logs -n kafka broker-0 --previous | bot explain --role broker -
-  bot explain --check site-rules.yaml`,
-		Args: exactArgs("FILE (use - for standard input)"),
+  bot explain --check site-rules.yaml
+  bot explain --list`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.list {
+				return exactArgs()(cmd, args)
+			}
+			return exactArgs("FILE (use - for standard input)")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.list {
+				if opts.check {
+					return usagef("--list and --check exclude each other")
+				}
+				return listClasses(opts.rules, cmd.OutOrStdout())
+			}
 			opts.file = args[0]
 			if err := oneOf("output", opts.output, "text", "json"); err != nil {
 				return err
@@ -60,6 +78,7 @@ linted, with line numbers, and the command fails on any error.`,
 	f.StringVar(&role, "role", "", "the node's KRaft role: broker, controller or combined (default: read it from the log, else unknown)")
 	f.StringVar(&opts.rules, "rules", "", "a site rules file (YAML) to add to or override the built-in rules")
 	f.BoolVar(&opts.check, "check", false, "lint FILE as a rules file (errors and warnings with line numbers) instead of classifying a log")
+	f.BoolVar(&opts.list, "list", false, "list every failure class with its remedy kind, risk and severity instead of classifying a log")
 	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("text", "json"))
 	_ = cmd.RegisterFlagCompletionFunc("role", completeValues("broker", "controller", "combined"))
 	return cmd
@@ -76,15 +95,9 @@ func runExplain(ctx context.Context, opts explainOptions, stdin io.Reader, stdou
 	if opts.check {
 		return checkRules(opts.file, stdin, stdout)
 	}
-	engine := diagnose.Default()
-	if opts.rules != "" {
-		extra, err := diagnose.LoadRulesFile(opts.rules)
-		if err != nil {
-			return err
-		}
-		if engine, err = diagnose.NewEngine(extra...); err != nil {
-			return fmt.Errorf("site rules %s: %w", opts.rules, err)
-		}
+	engine, err := explainEngine(opts.rules)
+	if err != nil {
+		return err
 	}
 
 	name, in := "standard input", stdin
@@ -116,6 +129,40 @@ func runExplain(ctx context.Context, opts explainOptions, stdin io.Reader, stdou
 	}
 	if err := writeExplainText(stdout, name, counted.n, opts.role, findings); err != nil {
 		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// explainEngine is the built-in engine, plus a site rules file when given.
+func explainEngine(rules string) (*diagnose.Engine, error) {
+	if rules == "" {
+		return diagnose.Default(), nil
+	}
+	extra, err := diagnose.LoadRulesFile(rules)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := diagnose.NewEngine(extra...)
+	if err != nil {
+		return nil, fmt.Errorf("site rules %s: %w", rules, err)
+	}
+	return engine, nil
+}
+
+// listClasses prints every failure class the engine can report, with its
+// remedy kind, risk and severity: the data of docs/FAILURE-CLASSES.md.
+func listClasses(rules string, stdout io.Writer) error {
+	engine, err := explainEngine(rules)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tREMEDY\tRISK\tSEVERITY\tRULES")
+	for _, c := range engine.Classes() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Class, c.Remedy, c.Risk, c.Severity, strings.Join(c.Rules, ","))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing the class list: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
 // seedLogPath is the seed incident's log, kept with the diagnose package's test data.
@@ -98,6 +100,7 @@ func TestExplainNoMatchPrintsEmptyList(t *testing.T) {
 
 func TestExplainTextFromStdin(t *testing.T) {
 	log := "\tprocess.roles = [broker]\n" +
+		"[2025-04-28 08:22:01,792] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
 		"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 5 is less than the next offset 9. Log start offset = 1\n"
 	out, _, err := explain(t, log, "-")
 	if err != nil {
@@ -159,5 +162,56 @@ func TestExplainCheckLintsARulesFileWithLineNumbers(t *testing.T) {
 	good := "rules:\n- id: site-y\n  title: t\n  severity: high\n  confidence: 0.5\n  risk: none\n  explanation: x\n  match:\n    any: ['VaultAgentException']\n  remedy: {label: l, steps: [s]}\n"
 	if out, _, err := explain(t, good, "--check", "-"); err != nil || !strings.Contains(out, "0 error(s), 0 warning(s)") {
 		t.Errorf("a clean file: err %v, output %s", err, out)
+	}
+}
+
+// Issue 24 item 5: --list prints every class with its remedy kind.
+func TestExplainListPrintsEveryClassWithItsRemedyKind(t *testing.T) {
+	out, _, err := explain(t, "", "--list")
+	if err != nil {
+		t.Fatalf("explain --list: %v", err)
+	}
+	classes := diagnose.Default().Classes()
+	if len(classes) < 46 {
+		t.Fatalf("%d classes, want the 44 of the knowledge base plus container-oom-killed and unclassified-fatal", len(classes))
+	}
+	lines := strings.Split(out, "\n")
+	for _, c := range classes {
+		found := false
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == c.Class && strings.Contains(l, c.Remedy) && strings.Contains(l, string(c.Risk)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("class %s (%s) is not listed with its remedy:\n%s", c.Class, c.Remedy, out)
+		}
+	}
+	if !strings.Contains(out, "automated: move-metadata-log (broker-only)") || !strings.Contains(out, "manual: ") {
+		t.Errorf("remedy kinds missing:\n%s", out)
+	}
+	if _, _, err := explain(t, "", "--list", "x.log"); err == nil {
+		t.Error("--list with a FILE must be a usage error")
+	}
+}
+
+// Issue 24 item 5: a log that shows Kafka dying gives a finding without
+// pod status, quoting the terminal event and the root cause (synthetic,
+// Kafka's layout, a cause no rule knows).
+func TestExplainDyingLogIsNeverSilent(t *testing.T) {
+	log := "[2025-05-01 10:00:02,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n" +
+		"org.apache.kafka.common.KafkaException: com.example.QuotaPlugin failed to initialise\n" +
+		"Caused by: java.lang.IllegalStateException: quota backend unavailable\n"
+	out, _, err := explain(t, log, "-")
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	for _, want := range []string{"unclassified-fatal", "Exiting Kafka due to fatal exception", "Caused by: java.lang.IllegalStateException: quota backend unavailable", "the log shows the process dying"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "No known failure pattern") {
+		t.Errorf("a dying log was reported as nothing:\n%s", out)
 	}
 }

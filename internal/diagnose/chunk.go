@@ -258,12 +258,15 @@ func (sc *scan) merge(ch *chunk, base int) {
 		}
 		pos = start - 1
 	}
+	// The kept lines are the chunk's last ones: number them back from its end.
+	n := base + ch.lines - bytes.Count(ch.data[start:end], []byte{'\n'})
 	for pos = start; pos <= end && pos < len(ch.data); {
 		lineEnd, next := len(ch.data), len(ch.data)
 		if i := bytes.IndexByte(ch.data[pos:], '\n'); i >= 0 {
 			lineEnd, next = pos+i, pos+i+1
 		}
-		sc.tail.add(keptLine(ch.data[pos:lineEnd], ch.longLine))
+		sc.tail.add(n, keptLine(ch.data[pos:lineEnd], ch.longLine))
+		n++
 		pos = next
 	}
 }

@@ -244,7 +244,8 @@ func TestOffsetMismatchVariants(t *testing.T) {
 		{"journald prefix and #011 tabs (synthetic)", "Feb 21 10:00:00 host kafka[123]: [2025-02-21 10:00:00,000] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
 			"Feb 21 10:00:00 host kafka[123]: kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 100 is less than the next offset 120. First 10 offsets in append: List(100), last offset in append: 300. Log start offset = 50\n" +
 			"Feb 21 10:00:00 host kafka[123]: #011at kafka.raft.KafkaMetadataLog.appendAsFollower(KafkaMetadataLog.scala:99)\n"},
-		{"message wrapped over two lines, CRLF (synthetic)", "kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 100 is less than the ne\r\n" +
+		{"message wrapped over two lines, CRLF (synthetic)", "ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\r\n" +
+			"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 100 is less than the ne\r\n" +
 			"xt offset 120. First 10 offsets in append: List(100), last offset in append: 300. Log start offset = 50\r\n"},
 	}
 	for _, tc := range cases {
@@ -377,7 +378,7 @@ func TestRemedyTargets(t *testing.T) {
 		// lost+found is root-owned at the filesystem root: manual (issue 12 item 11).
 		{"lost+found", readLog(t, "testdata/crashlogs/21-lost-found-strimzi-gke.log"), RoleBroker, "lost-and-found-dir", "", false, SeverityHigh},
 		{"kafka 3.3+ checkpoint message with brackets (synthetic, CheckpointFile.java wording)",
-			"java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/kafka-log0/replication-offset-checkpoint]: orders 0\n",
+			startupFatal + "java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/kafka-log0/replication-offset-checkpoint]: orders 0\n",
 			RoleBroker, "corrupt-checkpoint-file", "replication-offset-checkpoint", true, SeverityHigh},
 		{"partition.metadata is not a broker-level checkpoint (synthetic)",
 			"java.io.IOException: Malformed line in checkpoint file [/var/lib/kafka/data/orders-3/partition.metadata]: x\n",
@@ -389,19 +390,19 @@ func TestRemedyTargets(t *testing.T) {
 			"[2024-01-01 00:00:00,000] WARN [LogLoader partition=orders-0, dir=/var/lib/kafka/data] Found a corrupted index file corresponding to log file /var/lib/kafka/data/orders-0/00000000000000000000.log due to Corrupt index found, index file (/var/lib/kafka/data/orders-0/00000000000000000000.index) has non-zero size but the last offset is 0 which is no greater than the base offset 0.}, recovering segment and rebuilding index files... (kafka.log.LogLoader)\n",
 			RoleBroker, "corrupt-index", "orders-0/00000000000000000000.index", false, SeverityLow},
 		{"kafka 3.5+ corrupt index, path without parentheses (synthetic, storage OffsetIndex.java wording)",
-			"org.apache.kafka.storage.internals.log.CorruptIndexException: Corrupt index found, index file /var/lib/kafka/data/orders-0/00000000000000000000.index has non-zero size but the last offset is 0 which is less than the base offset 12.\n",
+			startupFatal + "org.apache.kafka.storage.internals.log.CorruptIndexException: Corrupt index found, index file /var/lib/kafka/data/orders-0/00000000000000000000.index has non-zero size but the last offset is 0 which is less than the base offset 12.\n",
 			RoleBroker, "corrupt-index", "orders-0/00000000000000000000.index", true, SeverityHigh},
 		{"time index sanity check gives no automated target (synthetic, TimeIndex wording)",
 			"org.apache.kafka.storage.internals.log.CorruptIndexException: Time index file /var/lib/kafka/data/orders-0/00000000000000000000.timeindex is corrupt, found 13 bytes which is neither positive nor a multiple of 12.\n",
 			RoleBroker, "corrupt-index", "", false, SeverityHigh},
 		{"malformed recovery-point checkpoint (synthetic)",
-			"java.io.IOException: Malformed line in checkpoint file (/var/lib/kafka/data/kafka-log0/recovery-point-offset-checkpoint): 'orders 0 12'\n",
+			startupFatal + "java.io.IOException: Malformed line in checkpoint file (/var/lib/kafka/data/kafka-log0/recovery-point-offset-checkpoint): 'orders 0 12'\n",
 			RoleBroker, "corrupt-checkpoint-file", "recovery-point-offset-checkpoint", true, SeverityHigh},
 		{"malformed leader-epoch checkpoint stays manual (synthetic)",
 			"java.io.IOException: Malformed line in checkpoint file (/var/lib/kafka/data/orders-3/leader-epoch-checkpoint): '0 x'\n",
 			RoleBroker, "corrupt-checkpoint-file", "orders-3/leader-epoch-checkpoint", false, SeverityHigh},
 		{"backup left inside the log dir (synthetic)",
-			"org.apache.kafka.common.KafkaException: Found directory /bitnami/kafka/data/__cluster_metadata-0-bak, '__cluster_metadata-0-bak' is not in the form of topic-partition or topic-partition.uniqueId-delete (if marked for deletion).\n",
+			startupFatal + "org.apache.kafka.common.KafkaException: Found directory /bitnami/kafka/data/__cluster_metadata-0-bak, '__cluster_metadata-0-bak' is not in the form of topic-partition or topic-partition.uniqueId-delete (if marked for deletion).\n",
 			RoleBroker, "non-kafka-dir-in-log-dir", "__cluster_metadata-0-bak", true, SeverityHigh},
 	}
 	for _, tc := range cases {
@@ -427,6 +428,10 @@ func TestRemedyTargets(t *testing.T) {
 		})
 	}
 }
+
+// startupFatal is kafka.Kafka's fatal exit at startup (3.x layout): an
+// automated remedy counts only in the exception chain of such a terminal event.
+const startupFatal = "[2024-01-01 00:00:00,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n"
 
 // downgradedAction is the manual remedy a downgrade puts in place.
 var downgradedAction = map[string]string{

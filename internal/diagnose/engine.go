@@ -53,6 +53,9 @@ type compiledPattern struct {
 	// offsets marks the pattern of a metadata-offsets triage that captures
 	// first, next and logstart together.
 	offsets bool
+	// target is the index of the capture group that holds the rule's
+	// automated target (remedy.automated.targetFrom), -1 when none.
+	target int
 }
 
 // patternGroup is one list of a rule's patterns and what it contributes.
@@ -123,6 +126,9 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		rules = append(rules, r)
 	}
 
+	// The catalogue is read once per process, here rather than at the
+	// first crash, so that a diagnosis never pays for it.
+	kafkaCatalog()
 	e := &Engine{}
 	add := func(expr string, rule int, p part, slot int) error {
 		re, err := regexp.Compile(expr)
@@ -131,7 +137,17 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		}
 		cp := &compiledPattern{
 			re: re, keywords: requiredLiterals(expr),
-			rule: rule, part: p, slot: slot, captures: re.NumSubexp() > 0,
+			rule: rule, part: p, slot: slot, captures: re.NumSubexp() > 0, target: -1,
+		}
+		if rule >= 0 && (p == partAll || p == partAny) {
+			if auto := rules[rule].Remedy.Automated; auto != nil {
+				// Every occurrence is read: the one that counts is in the
+				// terminal event's chain (see crash.go), which may not be the first.
+				cp.every = true
+				if auto.TargetFrom != "" {
+					cp.target = re.SubexpIndex(auto.TargetFrom)
+				}
+			}
 		}
 		if rule >= 0 && rules[rule].Triage == TriageMetadataOffsets && capturesOffsets(re) {
 			cp.offsets, cp.every = true, true

@@ -6,11 +6,14 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // findings turns the scan's state into ordered findings for s.
 func (sc *scan) findings(s *Snapshot) []Finding {
 	role, roleSource := sc.role.resolveRole(s)
+	crash := sc.tail.readCrash()
+	end := lastTermination(s)
 	type ranked struct {
 		f           Finding
 		specificity int
@@ -22,8 +25,11 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 		if !r.fires(st, statusOK) {
 			continue
 		}
-		f := sc.build(r, st, s, role, roleSource)
+		f := sc.build(r, st, s, role, roleSource, &crash)
 		f.Evidence = append(f.Evidence, statusEvidence...)
+		if len(statusEvidence) == 0 {
+			capByTermination(&f, end)
+		}
 		out = append(out, ranked{f: f, specificity: st.specificity + len(statusEvidence)})
 	}
 	slices.SortStableFunc(out, func(a, b ranked) int {
@@ -34,14 +40,50 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 			cmp.Compare(a.f.Rule, b.f.Rule),
 		)
 	})
-	findings := make([]Finding, 0, len(out)+1)
-	if sev, why, sick := sickness(s); sick && !slices.ContainsFunc(out, func(r ranked) bool {
-		return severityRank(r.f.Severity) >= severityRank(SeverityMedium)
-	}) {
-		// Never silent (or green) on a sick pod.
-		findings = append(findings, sc.unclassified(s, sev, why))
+	findings := make([]Finding, 0, len(out)+2)
+	sev, why, sick := sickness(s)
+	if !sick && s.Kafka() == nil {
+		// No pod status (a log file given to bot explain): a log that shows
+		// Kafka dying is a sick pod too.
+		if t := crash.terminal(); t != nil {
+			sev, why, sick = SeverityHigh, "the log shows the process dying: "+shorten(t.text, 300), true
+		}
 	}
-	seen := make(map[string]bool, len(out))
+	hasMedium := slices.ContainsFunc(out, func(r ranked) bool {
+		return severityRank(r.f.Severity) >= severityRank(SeverityMedium)
+	})
+	// The structure of the crash names a class: where no rule explains a
+	// sick pod, or where an operating-system root cause of the chain
+	// contradicts the best rule, that class goes first.
+	if cls := classifyEvent(crash.cause()); cls.class != "" {
+		top := len(out) > 0 && severityRank(out[0].f.Severity) >= severityRank(SeverityHigh)
+		quiet := !hasMedium && !sick && cls.event != crash.terminal()
+		if (!hasMedium && sick) || quiet || (top && cls.osCause && out[0].f.Class != cls.class) {
+			if i := slices.IndexFunc(out, func(r ranked) bool { return r.f.Class == cls.class }); i >= 0 {
+				findings = append(findings, out[i].f)
+				out = slices.Delete(out, i, i+1)
+			} else if f, ok := sc.structuralFinding(cls); ok {
+				capByTermination(&f, end)
+				if quiet && severityRank(f.Severity) > severityRank(SeverityMedium) {
+					// An error the process did not die of, as far as the
+					// log and the pod show: worth reading, not an alarm.
+					f.Severity = SeverityMedium
+				}
+				findings = append(findings, f)
+			}
+			if len(findings) > 0 && severityRank(findings[0].Severity) >= severityRank(SeverityMedium) {
+				hasMedium = true
+			}
+		}
+	}
+	if sick && !hasMedium {
+		// Never silent (or green) on a sick pod.
+		findings = append(findings, sc.unclassified(s, sev, why, &crash))
+	}
+	seen := make(map[string]bool, len(out)+len(findings))
+	for _, f := range findings {
+		seen[f.Class] = true
+	}
 	for i := range out {
 		if seen[out[i].f.Class] {
 			continue // a better finding of the same class is listed already
@@ -112,7 +154,7 @@ func (r *compiledRule) statusHolds(s *Snapshot, st *ruleState) ([]string, bool) 
 }
 
 // build makes the finding of a rule that fired.
-func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, roleSource string) Finding {
+func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, roleSource string, crash *crashReading) Finding {
 	f := Finding{
 		Rule:       r.ID,
 		Class:      r.ClassID(),
@@ -189,6 +231,12 @@ func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, ro
 			allowed = false
 		}
 	}
+	if allowed {
+		if why := terminalVeto(r, st, s, crash); why != "" {
+			allowed = false
+			notes = append(notes, why)
+		}
+	}
 	switch {
 	case !allowed:
 	case target == "":
@@ -245,4 +293,92 @@ func metadataOffsets(vals *[3]int64) (*OffsetTriage, string) {
 	}
 	return t, fmt.Sprintf("Offsets: first %d, next %d, log start %d. The next offset is not above the log start offset.",
 		t.FirstOffset, t.NextOffset, t.LogStartOffset)
+}
+
+// lastTermination is the end of the container run the log belongs to: the
+// previous instance's (the log is its log), else the current one's; nil
+// when the pod status is unknown.
+func lastTermination(s *Snapshot) *Termination {
+	c := s.Kafka()
+	switch {
+	case c == nil:
+		return nil
+	case c.LastTerminated != nil:
+		return c.LastTerminated
+	default:
+		return c.Terminated
+	}
+}
+
+// killedNotExited reports whether a termination was the kernel's or a
+// signal's (OOMKilled, 137 SIGKILL, 143 SIGTERM), not one of Kafka's own
+// fatal exits (which exit 1).
+func killedNotExited(t *Termination) bool {
+	return t != nil && (t.Reason == "OOMKilled" || t.ExitCode == 137 || t.ExitCode == 143)
+}
+
+// memoryClasses explain a kill by memory: a log line of theirs agrees
+// with an OOMKilled or SIGKILLed container.
+var memoryClasses = []string{"container-oom-killed", "heap-oom", "direct-memory-oom", "jvm-native-memory-insufficient", "mmap-limit"}
+
+// capByTermination softens a high or critical finding from the log alone
+// when the container was killed rather than exiting by a Kafka fatal
+// fault: the logged fault is not what ended the process.
+func capByTermination(f *Finding, end *Termination) {
+	if !killedNotExited(end) || severityRank(f.Severity) < severityRank(SeverityHigh) || slices.Contains(memoryClasses, f.Class) {
+		return
+	}
+	f.Severity = SeverityMedium
+	f.Explanation += fmt.Sprintf("\n\nThe container did not end by a Kafka fatal exit (those exit with code 1): it ended with exit code %d (%s). "+
+		"This finding names an error in the log, not what stopped the process.", end.ExitCode, end.Reason)
+}
+
+// terminalVeto says why an automated remedy read from the log must be
+// left to a person ("" when nothing vetoes it): the line that names the
+// remedy's target is not in the exception chain of the terminal event of
+// the log's last run (so it may be quoted text, or an error Kafka
+// survived), that run ends with several distinct fatal causes, the log
+// names different targets, or the container's termination is not a Kafka
+// fatal exit.
+func terminalVeto(r *compiledRule, st *ruleState, s *Snapshot, crash *crashReading) string {
+	if end := lastTermination(s); end != nil && (end.ExitCode != 1 || end.Reason == "OOMKilled") {
+		return fmt.Sprintf("Not automated: the container's last run ended with exit code %d (%s), not with the exit code 1 of Kafka's fatal exits, "+
+			"so this error is not what stopped the process.", end.ExitCode, end.Reason)
+	}
+	term := crash.terminal()
+	if term == nil {
+		return "Not automated: the end of the log shows no terminal event after the last start of the process (a Kafka fatal exit such as " +
+			"\"Encountered fatal fault\" or \"Fatal error during ... startup\" with its exception), so the bot cannot tell that this error is " +
+			"where the process ended."
+	}
+	if causes := crash.causes(); len(causes) > 1 {
+		return fmt.Sprintf("Not automated: the last run ends with %d distinct fatal causes (%s); a person decides which one to repair.",
+			len(causes), strings.Join(causes, ", "))
+	}
+	line := st.lastLine
+	switch {
+	case r.Triage == TriageMetadataOffsets:
+		line = st.offsetsLine
+	case r.Remedy.Automated.TargetFrom != "":
+		line = st.targetLine
+		if st.targetSets > 1 {
+			return "Not automated: the log names more than one target for this repair; a person decides."
+		}
+	}
+	if !crash.inChain(line) {
+		return fmt.Sprintf("Not automated: the line that names this repair (line %d) is not part of the exception chain of the terminal event "+
+			"(line %d: %s), so it may be text quoted in another message or an error the process survived.", line, term.line, shorten(term.text, 160))
+	}
+	return ""
+}
+
+// shorten cuts s to at most n bytes (on a rune boundary), marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

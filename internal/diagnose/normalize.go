@@ -325,8 +325,9 @@ var jsonMessageKeys = []string{"log", "message", "msg", "@message", "MESSAGE"}
 // error.stack_trace, logstash-logback stack_trace, log4j2 JsonLayout thrown).
 var jsonExceptionKeys = []string{"error.stack_trace", "stack_trace", "exception", "stacktrace", "throwable"}
 
-// jsonLogText returns the log text of a JSON log line: the message, with
-// the level in front when there is one, and the stack trace after it.
+// jsonLogText returns the log text of a JSON log line: the message (one
+// line, its own newlines kept escaped), with the level in front when there
+// is one, and the stack trace after it.
 func jsonLogText(line []byte) (string, bool) {
 	var obj map[string]any
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -344,7 +345,12 @@ func jsonLogText(line []byte) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	// A message is one record: newlines inside it (a client-chosen name
+	// quoted in it, say) stay escaped, as the JSON had them, so that they
+	// cannot forge records of their own. Only a structured stack trace
+	// below is split back into lines.
 	msg = strings.TrimRight(msg, "\r\n")
+	msg = strings.ReplaceAll(strings.ReplaceAll(msg, "\r", `\r`), "\n", `\n`)
 	if k := firstString(obj, "level", "log.level", "severity", "levelname"); k != "" && !strings.Contains(msg, strings.ToUpper(k)) {
 		msg = strings.ToUpper(k) + " " + msg
 	}

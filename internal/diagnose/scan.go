@@ -42,6 +42,14 @@ type ruleState struct {
 	// set changed from one match to the next (1: one set throughout).
 	offsets    *[3]int64
 	offsetSets int
+	// offsetsLine is the line the last offset set was read from.
+	offsetsLine int
+	// For a rule with an automated remedy read from the log: lastTarget
+	// is the target the last match named, targetLine its line, and
+	// targetSets counts the distinct targets named in a row.
+	lastTarget string
+	targetLine int
+	targetSets int
 }
 
 // scan is the state of one pass over one log.
@@ -122,7 +130,7 @@ func (sc *scan) line(raw []byte) {
 	if len(raw) > MaxLineBytes {
 		raw = raw[:MaxLineBytes]
 	}
-	sc.tail.add(raw)
+	sc.tail.add(sc.lineNo+1, raw)
 	sc.process(raw)
 }
 
@@ -242,8 +250,13 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 		st.lines++
 		st.lastLine = sc.lineNo
 	}
+	if cp.target >= 0 && loc[2*cp.target] >= 0 {
+		st.noteTarget(text[loc[2*cp.target]:loc[2*cp.target+1]], sc.lineNo)
+	}
 	if cp.offsets {
-		st.noteOffsets(cp.re, text, loc)
+		if st.noteOffsets(cp.re, text, loc) {
+			st.offsetsLine = sc.lineNo
+		}
 		if !first {
 			// The last occurrence is the one to act on: quote it too.
 			if joined {
@@ -275,19 +288,30 @@ func (sc *scan) record(p int32, cp *compiledPattern, text []byte, loc []int, lin
 	st.addEvidence(sc.lineNo, line)
 }
 
+// noteTarget records the automated remedy's target one match names (a
+// string is made only when the target changes).
+func (st *ruleState) noteTarget(target []byte, line int) {
+	if st.targetLine == 0 || string(target) != st.lastTarget {
+		st.targetSets++
+		st.lastTarget = string(target)
+	}
+	st.targetLine = line
+}
+
 // noteOffsets records the offset set of one match of a triage pattern:
-// the last set wins, and sets that differ are counted.
-func (st *ruleState) noteOffsets(re *regexp.Regexp, text []byte, loc []int) {
+// the last set wins, and sets that differ are counted. It reports whether
+// the match held a whole set.
+func (st *ruleState) noteOffsets(re *regexp.Regexp, text []byte, loc []int) bool {
 	var set [3]int64
 	for i, g := range offsetGroups {
 		j := re.SubexpIndex(g)
 		if loc[2*j] < 0 {
-			return
+			return false
 		}
 		v, err := strconv.ParseInt(string(text[loc[2*j]:loc[2*j+1]]), 10, 64)
 		if err != nil {
 			// Too large for int64: not an offset Kafka can write.
-			return
+			return false
 		}
 		set[i] = v
 	}
@@ -295,6 +319,7 @@ func (st *ruleState) noteOffsets(re *regexp.Regexp, text []byte, loc []int) {
 		st.offsetSets++
 	}
 	st.offsets = &set
+	return true
 }
 
 // addEvidence quotes a line unless it is quoted already or the quota is used.

@@ -1,7 +1,8 @@
 // Package diagnose turns what was read about a crashed Kafka pod (a Snapshot)
 // into an ordered list of Findings, by matching it against a knowledge base of
 // real Kafka failure classes. It is pure: it performs no I/O beyond reading
-// the rules it is given, and imports nothing else of this project.
+// the rules it is given, and imports nothing of this project but its own
+// catalogue (internal/diagnose/catalog).
 package diagnose
 
 import "time"

@@ -14,7 +14,7 @@ const UnclassifiedRule = "unclassified-fatal"
 // The last lines of a log are kept for an unclassified crash: the crash
 // ends the run, so its fatal line and exception chain are at the end.
 const (
-	maxTailLines = 200
+	maxTailLines = 1000
 	// maxChainLines is how many exception lines after the last fatal line are quoted.
 	maxChainLines = 4
 )
@@ -28,18 +28,23 @@ var (
 	exceptionLinePattern = regexp.MustCompile(`^\s*(?:Caused by: )?(?:[a-z][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b`)
 )
 
-// logTail is a ring of the last maxTailLines lines the engine kept.
+// logTail is a ring of the last maxTailLines lines the engine kept, with
+// their 1-based line numbers.
 type logTail struct {
 	ring [][]byte
+	nums []int
 	next int
 	full bool
 }
 
-func (t *logTail) add(line []byte) {
+// add keeps line n.
+func (t *logTail) add(n int, line []byte) {
 	if t.ring == nil {
 		t.ring = make([][]byte, maxTailLines)
+		t.nums = make([]int, maxTailLines)
 	}
 	t.ring[t.next] = append(t.ring[t.next][:0], line...)
+	t.nums[t.next] = n
 	t.next++
 	if t.next == maxTailLines {
 		t.next, t.full = 0, true
@@ -48,16 +53,25 @@ func (t *logTail) add(line []byte) {
 
 // lines returns the kept lines, oldest first.
 func (t *logTail) lines() []string {
+	lines, _ := t.numbered()
+	return lines
+}
+
+// numbered returns the kept lines, oldest first, and their line numbers.
+func (t *logTail) numbered() ([]string, []int) {
 	var out []string
+	var nums []int
 	if t.full {
-		for _, l := range t.ring[t.next:] {
+		for i, l := range t.ring[t.next:] {
 			out = append(out, string(l))
+			nums = append(nums, t.nums[t.next+i])
 		}
 	}
-	for _, l := range t.ring[:t.next] {
+	for i, l := range t.ring[:t.next] {
 		out = append(out, string(l))
+		nums = append(nums, t.nums[i])
 	}
-	return out
+	return out, nums
 }
 
 // fatalEvidence returns the last fatal line of the tail and the exception
@@ -114,8 +128,15 @@ func lastExit(t *Termination) string {
 }
 
 // unclassified builds the finding for a sick pod that no rule explains.
-func (sc *scan) unclassified(s *Snapshot, sev Severity, why string) Finding {
+func (sc *scan) unclassified(s *Snapshot, sev Severity, why string, crash *crashReading) Finding {
 	ev := sc.tail.fatalEvidence()
+	if t := crash.terminal(); t != nil {
+		// The terminal event and its chain, root cause last.
+		ev = append([]string{t.text}, t.chain[:min(len(t.chain), maxChainLines)]...)
+		if n := len(t.chain); n > maxChainLines {
+			ev = append(ev, t.chain[n-1])
+		}
+	}
 	explanation := "No rule of the knowledge base matched this pod, but it is sick: " + why + "."
 	if len(ev) > 0 {
 		explanation += " The evidence is the last fatal or ERROR line of the log and the exception chain after it: read them first."

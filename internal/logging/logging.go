@@ -50,6 +50,39 @@ func (r *Redactor) Redact(s string) string {
 	return slackTokenPattern.ReplaceAllString(s, Redacted)
 }
 
+var (
+	// secretSetting is a setting whose name says it holds a secret
+	// (password, secret, token, credentials, API or private key, a JAAS
+	// config), written "name=value", "name = value", "name: value" or
+	// name="value" (Kafka's config dumps, JAAS options, environment
+	// variables such as KAFKA_CFG_SSL_KEYSTORE_PASSWORD=...).
+	secretSetting = regexp.MustCompile(`(?i)([\w.-]*(?:passw(?:or)?d|secret|token|credentials?|api[_.-]?key|private[_.-]?key|access[_.-]?key|jaas[_.]config)[\w.-]*["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;"']+)`)
+	// bearerToken is an HTTP bearer token ("Authorization: Bearer ...").
+	bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	// jwtPattern is a JSON Web Token (three base64url parts, the first a JSON header).
+	jwtPattern = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)
+	// urlPassword is the password of a URL's user info ("scheme://user:password@host").
+	urlPassword = regexp.MustCompile(`(://[^/\s:@]+:)[^/\s@]+@`)
+)
+
+// ScrubSecrets returns s with secrets that text from elsewhere (a broker's
+// log, a plugin's error) may carry replaced by Redacted: the values of
+// secret-looking settings, bearer tokens, JWTs, a URL's password and
+// Slack tokens. It knows no secret values; Redactor adds those.
+func ScrubSecrets(s string) string {
+	s = secretSetting.ReplaceAllStringFunc(s, func(m string) string {
+		sub := secretSetting.FindStringSubmatch(m)
+		if v := strings.Trim(sub[2], `"'`); v == "" || v == Redacted || v == "[hidden]" || v == "null" {
+			return m // nothing secret to hide
+		}
+		return sub[1] + Redacted
+	})
+	s = bearerToken.ReplaceAllString(s, "${1}"+Redacted)
+	s = jwtPattern.ReplaceAllString(s, Redacted)
+	s = urlPassword.ReplaceAllString(s, "${1}"+Redacted+"@")
+	return slackTokenPattern.ReplaceAllString(s, Redacted)
+}
+
 // New returns a logger writing to w. format is "json", "text" or "auto"
 // (JSON when running in a pod or when w is not a terminal, text otherwise).
 func New(w io.Writer, format string, level slog.Level, redactor *Redactor) *slog.Logger {

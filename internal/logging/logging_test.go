@@ -170,3 +170,37 @@ func TestKlogContext(t *testing.T) {
 		t.Errorf("the process-wide logger got %q", global.String())
 	}
 }
+
+// Issue 27 item 3 (review finding 14): text from a broker's log is scrubbed
+// of the secrets it may carry before the bot posts it. Synthetic lines in
+// the shapes Kafka, its JAAS modules, the images' env dumps and HTTP
+// clients print.
+func TestScrubSecretsInBrokerText(t *testing.T) {
+	cases := []struct{ in, secret string }{
+		{`ERROR Invalid config: password=hunter2-secret (kafka.Kafka$)`, "hunter2-secret"},
+		{`sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="jaas-pass-123";`, "jaas-pass-123"},
+		{`	ssl.keystore.password = keystore-pw-456`, "keystore-pw-456"},
+		{`KAFKA_CFG_SSL_TRUSTSTORE_PASSWORD=trust-pw-789`, "trust-pw-789"},
+		{`WARN OAuth token endpoint answered 401 to Authorization: Bearer abcDEF123456.ghiJKL-789_xyz (org.apache.kafka.common.security.oauthbearer)`, "abcDEF123456.ghiJKL-789_xyz"},
+		{`token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrYWZrYSJ9.c2lnbmF0dXJl rejected`, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrYWZrYSJ9.c2lnbmF0dXJl"},
+		{`schema registry https://svc:reg-pass-000@registry:8081 unreachable`, "reg-pass-000"},
+		{`posting to xoxb-1234567890-abcdef failed`, "xoxb-1234567890-abcdef"},
+	}
+	for _, tc := range cases {
+		got := ScrubSecrets(tc.in)
+		if strings.Contains(got, tc.secret) || !strings.Contains(got, Redacted) {
+			t.Errorf("ScrubSecrets(%q) = %q: the secret is still there", tc.in, got)
+		}
+	}
+	// Kafka's own hiding and lines without a secret are left alone.
+	for _, keep := range []string{
+		"\tssl.keystore.password = [hidden]",
+		"\tsasl.jaas.config = null",
+		"[2025-01-01 00:00:00,000] ERROR Fatal error during KafkaServer startup. Prepare to shutdown (kafka.server.KafkaServer)",
+		"java.io.IOException: No space left on device",
+	} {
+		if got := ScrubSecrets(keep); got != keep {
+			t.Errorf("ScrubSecrets(%q) = %q, want it unchanged", keep, got)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 // Evidence and list bounds of the details reply.
@@ -106,7 +107,7 @@ func (d Diagnosis) causeText() string {
 			" of its log. Events and facts are in the thread."
 	}
 	f := d.Findings[0]
-	cause := firstSentence(OneLine(f.Explanation), maxCauseText)
+	cause := firstSentence(OneLine(logging.ScrubSecrets(f.Explanation)), maxCauseText)
 	if cause == "" {
 		cause = OneLine(f.Title)
 	}
@@ -250,7 +251,8 @@ func detailSummary(f diagnose.Finding) string {
 		EscapeTruncate(OneLine(f.Title), 200), EscapeMrkdwn(string(f.Severity)),
 		percent(f.Confidence), EscapeTruncate(f.Rule, 100))
 	if f.Explanation != "" {
-		b.WriteString(EscapeTruncate(f.Explanation, 1800))
+		// The explanation may quote the log (the line where the process ended).
+		b.WriteString(EscapeTruncate(logging.ScrubSecrets(f.Explanation), 1800))
 		b.WriteString("\n")
 	}
 	// The offsets triage is part of the engine's explanation (one source
@@ -275,7 +277,8 @@ func eventsText(events []string) string {
 }
 
 // EvidenceText renders matched log lines as a code block, cut to fit one
-// section, with a note saying how much was left out.
+// section, with a note saying how much was left out. The lines are a
+// broker's log: secrets in them are scrubbed (logging.ScrubSecrets) first.
 func EvidenceText(lines []string) string {
 	if len(lines) == 0 {
 		return ""
@@ -289,7 +292,7 @@ func EvidenceText(lines []string) string {
 		if i == maxEvidenceLines {
 			break
 		}
-		s := SanitizeLine(l)
+		s := SanitizeLine(logging.ScrubSecrets(l))
 		if RuneLen(EscapeMrkdwn(s)) > maxEvidenceLineText {
 			cut = true
 		}

@@ -506,3 +506,36 @@ func TestRepairRefusalHidesApprove(t *testing.T) {
 		t.Error("the message has buttons")
 	}
 }
+
+// Issue 27 item 3 (review finding 14): broker log text reaches Slack only
+// scrubbed of secrets, as the bot's own log is. The crash log is synthetic,
+// in Kafka's layout, with a secret in each shape a broker or plugin can
+// print one: a password setting, a JAAS config, a keystore password, a
+// bearer token.
+func TestIssue27_3_BrokerLogSecretsAreScrubbedBeforeSlack(t *testing.T) {
+	secrets := []string{"hunter2-secret", "jaas-pass-123", "keystore-pw-456", "abcDEF123456.ghiJKL-789_xyz"}
+	log := "[2025-04-28 08:00:00,000] INFO Registered kafka:type=kafka.Log4jController MBean (kafka.utils.Log4jControllerRegistration$)\n" +
+		"[2025-04-28 08:00:05,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n" +
+		"org.apache.kafka.common.KafkaException: com.example.VaultConfigProvider failed with password=hunter2-secret\n" +
+		"\tat kafka.server.KafkaConfig.<init>(KafkaConfig.scala:1200)\n" +
+		"Caused by: com.example.ProviderException: sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"jaas-pass-123\"; ssl.keystore.password = keystore-pw-456 (Authorization: Bearer abcDEF123456.ghiJKL-789_xyz)\n"
+	snap := crashLooping()
+	snap.Log = log
+	findings := diagnose.Default().Diagnose(snap)
+	if len(findings) == 0 {
+		t.Fatal("no finding for a crash log")
+	}
+	v := slackview.Diagnosis{ClusterName: "prod-eu1", Snapshot: snap, Findings: findings, Requester: "U0ALICE", Now: now}
+	all := texts(t, v.Message().Blocks) + texts(t, v.Details().Blocks)
+	if !strings.Contains(all, "Exiting Kafka due to fatal exception") {
+		t.Fatalf("the terminal event is not quoted, so the test shows nothing:\n%s", all)
+	}
+	for _, s := range secrets {
+		if strings.Contains(all, s) {
+			t.Errorf("secret %q reaches Slack:\n%s", s, all)
+		}
+	}
+	if !strings.Contains(all, "[REDACTED]") {
+		t.Errorf("no [REDACTED] mark in the posted text:\n%s", all)
+	}
+}

@@ -1,0 +1,221 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/kafka-chatops/kafkabot/internal/diagnose/catalog"
+)
+
+// Classes from where a message comes from. The structural reader (crash.go)
+// gives the event where the process ended (or, in an excerpt without one,
+// the last ERROR record with an exception chain); classifyEvent names its
+// failure class from, in order of precedence:
+//
+//  1. an operating-system root cause in the chain (ENOSPC, EACCES, EROFS,
+//     EIO, ENOMEM, EMFILE, "Map failed", bind errors...): the volume is full
+//     whatever Kafka was writing when it noticed;
+//  2. the catalogue (internal/diagnose/catalog): the template each exception
+//     line of the chain, root cause first, then the event's own message, was
+//     printed from, and that template's class;
+//  3. the catalogue's mapping of an exception class and its thrower (a
+//     Kafka frame of the chain, or the record's logger) to a class;
+//  4. exceptionFrameClasses below: an exception type with the top Kafka
+//     frame, for origins the mapping does not hold.
+
+// structuralClass is a class read from the structure of a crash.
+type structuralClass struct {
+	class string
+	// basis says in words what gave the class.
+	basis string
+	// event is the terminal event (or last error record) it was read from.
+	event *terminalEvent
+	// osCause is set when an operating-system error decided the class.
+	osCause bool
+}
+
+// extraOSCauses are operating-system error texts the catalogue's list does
+// not hold. "Not supported" is what the JDK's FileDispatcherImpl.lock0
+// throws for ENOTSUP (a filesystem without POSIX locks: SMB, some NFS).
+var extraOSCauses = []struct{ text, class, why string }{
+	{"Operation not supported", "unsupported-filesystem", "ENOTSUP/EOPNOTSUPP"},
+	{"Function not implemented", "unsupported-filesystem", "ENOSYS"},
+	{"IOException: Not supported", "unsupported-filesystem", "ENOTSUP as FileChannel.tryLock reports it"},
+}
+
+// exceptionFrameClasses map an exception type thrown under a Kafka frame
+// (or logged by a Kafka class) to a class, for origins the catalogue's
+// mapping leaves open. Each entry says why.
+var exceptionFrameClasses = []struct {
+	exception string // simple class name; "" for any
+	frame     string // prefix of a Kafka frame or logger
+	class     string
+	why       string
+}{
+	// kafka.Kafka.getPropsFromArgs reads the properties file named on the
+	// command line (Utils.loadProps): any exception there is that file.
+	{"", "kafka.Kafka$.getPropsFromArgs", "config-error", "kafka.Kafka reads the properties file given as its argument"},
+	{"", "org.apache.kafka.common.utils.Utils.loadProps", "config-error", "Utils.loadProps reads the broker's properties file"},
+	// ControllerApis authorizes a request before handling it; an
+	// authorization exception there is the controllers' (or brokers')
+	// own principal being denied.
+	{"AuthorizerNotReadyException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
+	{"ClusterAuthorizationException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
+	{"ClusterAuthorizationException", "org.apache.kafka.raft", "kraft-controller-authz-denied", "the raft client was refused by a voter's authorizer"},
+}
+
+var (
+	catalogOnce sync.Once
+	kafkaCat    *catalog.Catalog
+)
+
+// kafkaCatalog returns the embedded catalogue (nil if it cannot be read,
+// which the catalogue's own tests rule out: the other steps still work).
+func kafkaCatalog() *catalog.Catalog {
+	catalogOnce.Do(func() {
+		if c, err := catalog.Load(); err == nil {
+			kafkaCat = c
+		}
+	})
+	return kafkaCat
+}
+
+// loggerSuffix is the "(logger)" at the end of a Kafka log line, with an
+// optional "[thread]" after it (Strimzi's layout).
+var loggerSuffix = regexp.MustCompile(`\(([\w$.]+)\)(?: \[[^\]]*\])?\s*$`)
+
+// recordPrefix is a record's time and level in front of its message.
+var recordPrefix = regexp.MustCompile(`^(?:\[[^\]]*\] |\d{4}-\d\d-\d\d[ T][\d:,.]+ )?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE)\s+`)
+
+// messageOf returns a record's message without its time, level and logger,
+// and its logger ("" when the line names none).
+func messageOf(line string) (msg, logger string) {
+	msg = recordPrefix.ReplaceAllString(line, "")
+	if m := loggerSuffix.FindStringSubmatchIndex(msg); m != nil {
+		logger = msg[m[2]:m[3]]
+		msg = msg[:m[0]]
+	}
+	return strings.TrimSpace(msg), logger
+}
+
+// frameClass returns the class of a frame's method ("kafka.Kafka$.main" ->
+// "kafka.Kafka$").
+func frameClass(frame string) string {
+	if i := strings.LastIndexByte(frame, '.'); i > 0 {
+		return frame[:i]
+	}
+	return frame
+}
+
+// classifyEvent names the class of an event's root cause, or "".
+func classifyEvent(ev *terminalEvent) structuralClass {
+	if ev == nil {
+		return structuralClass{}
+	}
+	found := func(class, basis string) structuralClass {
+		return structuralClass{class: class, basis: basis, event: ev}
+	}
+	// The chain from the root cause up, then the event's own line.
+	texts := make([]string, 0, len(ev.chain)+1)
+	for i := len(ev.chain) - 1; i >= 0; i-- {
+		texts = append(texts, ev.chain[i])
+	}
+	msg, logger := messageOf(ev.joined)
+	texts = append(texts, msg)
+
+	// 1. Operating-system root causes.
+	for _, t := range texts {
+		if class, text := catalog.OSCause(t); class != "" {
+			f := found(class, "operating-system error "+text)
+			f.osCause = true
+			return f
+		}
+		for _, c := range extraOSCauses {
+			if strings.Contains(t, c.text) {
+				f := found(c.class, "operating-system error "+c.why)
+				f.osCause = true
+				return f
+			}
+		}
+	}
+	// 2. The catalogue's templates.
+	cat := kafkaCatalog()
+	if cat != nil {
+		for _, t := range texts {
+			if m, ok := cat.Match(t); ok && m.Class != "" {
+				return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
+			}
+		}
+	}
+	// 3 and 4. Exception type with its thrower: a Kafka frame or the logger.
+	throwers := append(make([]string, 0, len(ev.frames)+1), ev.frames...)
+	if logger != "" {
+		throwers = append(throwers, logger)
+	}
+	for i := len(ev.chain) - 1; i >= 0; i-- {
+		exc := exceptionClass(ev.chain[i])
+		for _, th := range throwers {
+			if cat != nil {
+				if class := cat.ClassFor(exc, frameClass(th)); class != "" {
+					return found(class, "exception "+exc+" thrown by "+frameClass(th))
+				}
+			}
+		}
+	}
+	for _, e := range exceptionFrameClasses {
+		for i := len(ev.chain) - 1; i >= 0; i-- {
+			if e.exception != "" && simpleExceptionName(exceptionClass(ev.chain[i])) != e.exception {
+				continue
+			}
+			for _, th := range throwers {
+				if strings.HasPrefix(th, e.frame) {
+					return found(e.class, "exception "+exceptionClass(ev.chain[i])+" under "+th+": "+e.why)
+				}
+			}
+		}
+	}
+	return structuralClass{}
+}
+
+func simpleExceptionName(qualified string) string {
+	return qualified[strings.LastIndexByte(qualified, '.')+1:]
+}
+
+// structuralFinding builds the finding of a class read from the structure
+// of the crash, with the manual remedy of the class's rule (never an
+// automated one: no pattern of the rule matched). ok is false when no rule
+// has the class, or its rule reads a value from the line.
+func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
+	var rule *compiledRule
+	for _, r := range sc.e.rules {
+		if r.ClassID() == cls.class && (rule == nil || r.ID == cls.class) {
+			rule = r
+		}
+	}
+	if rule == nil || rule.Remedy.Automated != nil || rule.Triage != "" {
+		// A class whose remedy depends on a value of the line (the
+		// partition, the directory, the offsets) is named only by its
+		// rule's own patterns, which read that value.
+		return Finding{}, false
+	}
+	ev := cls.event
+	evidence := []string{ev.text}
+	for i, c := range ev.chain {
+		if i < maxChainLines-1 || i == len(ev.chain)-1 {
+			evidence = append(evidence, c)
+		}
+	}
+	return Finding{
+		Rule:       rule.ID,
+		Class:      cls.class,
+		Title:      rule.Title,
+		Severity:   rule.Severity,
+		Confidence: min(rule.Confidence, 0.7),
+		Risk:       rule.Risk,
+		Evidence:   evidence,
+		Explanation: strings.TrimSpace(rule.Explanation) + "\n\nRecognised from the structure of the crash, not from a pattern of the rule: " +
+			cls.basis + ", in the exception chain of the line where the process ended (or of the last error in the log).",
+		Remedy: Remedy{Action: rule.Remedy.Label, Steps: append([]string(nil), rule.Remedy.Steps...)},
+	}, true
+}
