@@ -321,38 +321,55 @@ hex_id() {
 # records exist without it, "" when there is none. SNAPSHOT 1 stops at the
 # first data batch (a snapshot starts with its control records).
 log_voters() {
-	od -An -v -tx1 "$1" | awk -v want="$2" -v snap="$3" '
-	function hexval(h,   i, v) {
-		v = 0
-		for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
+	od -An -v -tx1 -w256 "$1" | awk -v want="$2" -v snap="$3" -v width=256 '
+	# Lines hold 256 bytes each. mode hdr: reading the 23 header bytes of
+	# the batch at bs; ctl: collecting a control batch; skip: a data batch,
+	# jumping to the line that holds the next batch start ns (no per-byte
+	# work on data, which is nearly all of a metadata log).
+	BEGIN {
+		for (x = 0; x < 256; x++) hv[sprintf("%02x", x)] = x
+		bs = 0; ns = 0; mode = "hdr"; got = 0; buf = ""; found = ""
 	}
-	BEGIN { pos = 0; start = 0; total = 23; hdr = ""; buf = ""; control = 0; found = "" }
+	function header() {
+		total = 12 + hv[h[8]] * 16777216 + hv[h[9]] * 65536 + hv[h[10]] * 256 + hv[h[11]]
+		ns = bs + total
+		return int(hv[h[22]] / 32) % 2
+	}
 	{
-		for (i = 1; i <= NF; i++) {
-			off = pos - start
-			if (off < 23) {
-				hdr = hdr $i
-				if (off == 22) {
-					total = 12 + hexval(substr(hdr, 17, 8))
-					control = int(hexval(substr(hdr, 43, 4)) / 32) % 2
-					if (total < 23) exit
-					if (control) for (j = 0; j < 23; j++) buf = buf " " substr(hdr, 2 * j + 1, 2)
-				}
-			} else if (control) {
-				buf = buf " " $i
+		base = (NR - 1) * width
+		i = 1
+		while (i <= NF) {
+			if (mode == "skip") {
+				if (ns >= base + NF) next
+				i = ns - base + 1; bs = ns; mode = "hdr"; got = 0; buf = ""
+				continue
 			}
-			pos++
-			if (pos - start == total) {
-				if (control) {
-					if (index(buf, " 08 00 00 00 06 ") > 0) {
-						if (want != "" && index(buf, want) > 0) found = "voter"
-						else if (found == "") found = "set"
-					}
-				} else if (snap) {
-					exit
+			if (mode == "hdr") {
+				if (got == 0 && i + 22 <= NF) {
+					h[8] = $(i + 8); h[9] = $(i + 9); h[10] = $(i + 10); h[11] = $(i + 11); h[22] = $(i + 22)
+					if (int(hv[h[22]] / 32) % 2 == 1) for (j = 0; j < 23; j++) hb[j] = $(i + j)
+					got = 23; i += 23
+				} else {
+					h[got] = $i; hb[got] = $i; got++; i++
 				}
-				start = pos; hdr = ""; buf = ""; control = 0; total = 23
+				if (got < 23) continue
+				if (header() == 0) {
+					if (total < 23 || snap) exit
+					mode = "skip"
+					continue
+				}
+				if (total < 23) exit
+				for (j = 0; j < 23; j++) buf = buf " " hb[j]
+				mode = "ctl"
+			} else {
+				buf = buf " " $i; got++; i++
+			}
+			if (got == total) {
+				if (index(buf, " 08 00 00 00 06 ") > 0) {
+					if (want != "" && index(buf, want) > 0) found = "voter"
+					else if (found == "") found = "set"
+				}
+				bs = ns; mode = "hdr"; got = 0; buf = ""
 			}
 		}
 	}
