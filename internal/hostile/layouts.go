@@ -13,7 +13,10 @@
 // Pod Security admission refuses before the policy sees them: the check
 // insists on the layer and the rule that refuse each shape). The bot's
 // Namespace must list docker.io/bitnami/kafka (BrokerImage's repository) in
-// kafkabot.io/debug-image-repositories, as deploy/ does by default.
+// kafkabot.io/debug-image-repositories, as deploy/ does by default, and its
+// kafkabot.io/broker-pods and kafkabot.io/broker-claims must name the
+// layouts' brokers: deploy/'s defaults name the Bitnami and Strimzi ones,
+// BrokerParams all four.
 package hostile
 
 import (

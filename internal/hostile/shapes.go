@@ -9,11 +9,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
 // PolicyName is the name of deploy/'s ValidatingAdmissionPolicy (and its
@@ -34,7 +38,33 @@ const (
 	OtherBrokerName = "kafka-broker-1"
 	// OperatorReplicaSet owns OperatorPod (not as its controller).
 	OperatorReplicaSet = "strimzi-cluster-operator-7d9f8c6b5"
+	// CombinedPod is a plain app=kafka StatefulSet pod whose roles
+	// (broker,controller) are only in its properties file: nothing in its
+	// labels or env says controller. The policy's parameters do not name it.
+	CombinedPod = "kafka-0"
+	// CombinedStatefulSet owns CombinedPod; it wants no pods and selects none.
+	CombinedStatefulSet = "kafka"
+	// HighPriorityClass is a PriorityClass Install creates (no pod uses it)
+	// and deploy/'s parameters do not list: a debug pod with it could
+	// preempt other pods of its node.
+	HighPriorityClass = "kafkabot-hostile-high-priority"
 )
+
+// OtherDebugPod is the name of the debug pod Install creates, as an admin,
+// for OtherBrokerName: the existing debug pod the update shapes aim at.
+var OtherDebugPod = recovery.DebugPodName(OtherBrokerName)
+
+// BrokerParams are the policy's broker parameters (annotations of the
+// bot's Namespace) that name the brokers of every layout of Layouts, by
+// exact name or pattern, and their claims: deploy/'s defaults name only
+// the Bitnami and Strimzi ones. They name neither ControllerPod nor
+// CombinedPod.
+func BrokerParams() map[string]string {
+	return map[string]string{
+		"kafkabot.io/broker-pods":   `[a-z0-9]([-a-z0-9]*[a-z0-9])?-brokers?-[0-9]+|kafka-1|kafka-2`,
+		"kafkabot.io/broker-claims": "data-{pod},data-[0-9]+-{pod},data0-{pod},logs-{pod}",
+	}
+}
 
 // Cluster is where the shapes run and with whose identity.
 type Cluster struct {
@@ -120,11 +150,51 @@ const (
 	saysEnv        = "take only the script's KB_* inputs"
 	saysDeadline   = "restartPolicy Never and a deadline"
 	saysHooks      = "no lifecycle hooks"
-	saysDelete     = "may only delete its own debug pods and Kafka broker pods"
+	saysDelete     = "may only delete its own debug pods and the broker pods the kafkabot.io/broker-pods parameter names"
 	saysLease      = "only write Leases named kafkabot-*"
 	saysConfigMaps = "only write its alert-state ConfigMap"
-	saysUpdate     = "only change the annotations of its own debug pods"
+	saysUpdate     = "may only set the kafkabot/go annotation of its own debug pods"
+	saysBroker     = "serve only a broker pod that the kafkabot.io/broker-pods parameter"
+	saysNoGo       = "created without the kafkabot/go annotation"
+	saysNoOwners   = "no owner references and no finalizers"
+	saysGroup0     = "run without group 0"
+	saysFSGroup    = "fsGroup only with fsGroupChangePolicy OnRootMismatch"
+	saysPlacement  = "placed as the bot places them"
+	saysMounts     = "mount each volume whole"
+	saysNodeCheck  = "check the node id (KB_NODE_ID_CHECK=require"
+	saysGoBound    = "wait only for the go of their own repair"
+	saysResources  = "exactly the bot's debug resources"
 )
+
+// retarget points a debug pod at another pod: its kafkabot/broker label and
+// name, and its first claim.
+func retarget(p *corev1.Pod, broker, claim string) {
+	p.Labels["kafkabot/broker"] = broker
+	p.Name = recovery.DebugPodName(broker)
+	p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = claim
+}
+
+// setEnv sets the script's environment variable name, appending it when
+// missing.
+func setEnv(p *corev1.Pod, name, value string) {
+	c := ctr(p)
+	for i := range c.Env {
+		if c.Env[i].Name == name {
+			c.Env[i].Value = value
+			return
+		}
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: name, Value: value})
+}
+
+// updateShape patches the existing debug pod OtherDebugPod (Install's) as
+// the bot, as a dry run.
+func updateShape(name, patch string) Shape {
+	return Shape{Name: name, Layer: ByPolicy, Says: saysUpdate, Try: func(ctx context.Context, c Cluster) error {
+		_, err := c.Bot.CoreV1().Pods(c.Namespace).Patch(ctx, OtherDebugPod, types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: dryRun})
+		return err
+	}}
+}
 
 // Shapes returns every forbidden request shape, each distinct: the ones
 // issue 18 reported, their combinations, and the neighbours of each rule.
@@ -286,9 +356,134 @@ func Shapes() []Shape {
 		podShape("no deadline", saysDeadline, func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = nil }),
 		podShape("a deadline over an hour", saysDeadline, func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](3601) }),
 
+		// ---- issue 27: binding to the administrator's brokers ---------------
+		podShape("a controller's claim, the label naming the controller pod, node-id check skipped", saysBroker, func(p *corev1.Pod) {
+			retarget(p, ControllerPod, "data-"+ControllerPod)
+			setEnv(p, "KB_NODE_ID_CHECK", "skip")
+			setEnv(p, "KB_NODE_ID", "")
+		}),
+		podShape("label '0': a broker's and a controller's claim in one pod", saysBroker, func(p *corev1.Pod) {
+			retarget(p, "0", "data-kafka-broker-0")
+			addVolume(p, corev1.Volume{Name: "claim-9", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + ControllerPod}}})
+		}),
+		podShape("label 'postgres': a non-Kafka claim (any hyphenated claim)", saysBroker, func(p *corev1.Pod) {
+			retarget(p, "postgres", "postgres-data")
+		}),
+		podShape("a named broker's label with a claim no template names", saysVolumes, func(p *corev1.Pod) {
+			p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "postgres-data"
+		}),
+		podShape("a claim named like the broker's with a suffix", saysVolumes, func(p *corev1.Pod) {
+			p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName += "-x"
+		}),
+		podShape("no volumes at all (pure resource spam)", saysVolumes, func(p *corev1.Pod) {
+			p.Spec.Volumes, ctr(p).VolumeMounts = nil, nil
+		}),
+		podShape("the go volume exposing another annotation", saysVolumes, func(p *corev1.Pod) {
+			for i := range p.Spec.Volumes {
+				if d := p.Spec.Volumes[i].DownwardAPI; d != nil {
+					d.Items[0].FieldRef.FieldPath = "metadata.annotations['kafkabot/approval-id']"
+				}
+			}
+		}),
+		podShape("named kafkabot-repair-<other> (a second debug pod for one broker)", saysOwnPods, func(p *corev1.Pod) {
+			p.Name = recovery.DebugPodName("kafka-broker-0") + "-2"
+		}),
+		podShape("extra labels matching the Kafka Service and PDB selectors", saysOwnPods, func(p *corev1.Pod) {
+			p.Labels["app.kubernetes.io/name"] = "kafka"
+			p.Labels["app.kubernetes.io/component"] = "broker"
+		}),
+		podShape("KB_NODE_ID_CHECK=skip", saysNodeCheck, func(p *corev1.Pod) {
+			setEnv(p, "KB_NODE_ID_CHECK", "skip")
+			setEnv(p, "KB_NODE_ID", "")
+		}),
+		podShape("KB_NODE_ID_CHECK twice, require then skip (the last one wins)", saysNodeCheck, func(p *corev1.Pod) {
+			ctr(p).Env = append(ctr(p).Env, corev1.EnvVar{Name: "KB_NODE_ID_CHECK", Value: "skip"})
+		}),
+		podShape("KB_MOUNT_ROOT elsewhere", saysNodeCheck, func(p *corev1.Pod) { setEnv(p, "KB_MOUNT_ROOT", "/mnt") }),
+		podShape("KB_GO_WANT chosen by the creator", saysGoBound, func(p *corev1.Pod) { setEnv(p, "KB_GO_WANT", "attacker") }),
+		podShape("KB_GO_WAIT as long as the deadline", saysGoBound, func(p *corev1.Pod) {
+			setEnv(p, "KB_GO_WAIT", "3600")
+			p.Spec.ActiveDeadlineSeconds = ptr.To[int64](3600)
+		}),
+		podShape("the go annotation present at creation", saysNoGo, func(p *corev1.Pod) {
+			p.Annotations["kafkabot/go"] = p.Labels["kafkabot/repair-id"] + ".9999999999"
+		}),
+		podShape("an AppArmor unconfined annotation", saysNoGo, func(p *corev1.Pod) {
+			p.Annotations["container.apparmor.security.beta.kubernetes.io/repair"] = "unconfined"
+		}),
+		podShape("an owner reference to the broker's StatefulSet", saysNoOwners, func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "kafka-broker",
+				UID: "00000000-0000-4000-8000-000000000012", Controller: ptr.To(true)}}
+		}),
+		podShape("a finalizer (the pod never goes away)", saysNoOwners, func(p *corev1.Pod) { p.Finalizers = []string{"example.com/hold"} }),
+		podShape("fsGroup with fsGroupChangePolicy Always (re-owns every file of the volume)", saysFSGroup, func(p *corev1.Pod) {
+			p.Spec.SecurityContext.FSGroup = ptr.To[int64](4242)
+			p.Spec.SecurityContext.FSGroupChangePolicy = ptr.To(corev1.FSGroupChangeAlways)
+		}),
+		podShape("fsGroup without fsGroupChangePolicy (the kubelet's default is Always)", saysFSGroup, func(p *corev1.Pod) {
+			p.Spec.SecurityContext.FSGroupChangePolicy = nil
+		}),
+		podShape("runAsGroup 0", saysGroup0, func(p *corev1.Pod) {
+			p.Spec.SecurityContext.RunAsGroup = ptr.To[int64](0)
+			ctr(p).SecurityContext.RunAsGroup = ptr.To[int64](0)
+		}),
+		podShape("supplementalGroups [0]", saysGroup0, func(p *corev1.Pod) { p.Spec.SecurityContext.SupplementalGroups = []int64{0} }),
+		podShape("a priority class the parameters do not list", saysPlacement, func(p *corev1.Pod) { p.Spec.PriorityClassName = HighPriorityClass }),
+		podShape("a toleration of every taint", saysPlacement, func(p *corev1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists})
+		}),
+		podShape("a pod anti-affinity", saysPlacement, func(p *corev1.Pod) {
+			p.Spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kafka"}}}}}
+		}),
+		podShape("node affinity to the broker's node or any control-plane node", saysPlacement, func(p *corev1.Pod) {
+			r := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+			r.NodeSelectorTerms = append(r.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpExists}}})
+		}),
+		podShape("a node selector", saysPlacement, func(p *corev1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		}),
+		podShape("huge requests and limits (the scheduler preempts pods)", saysResources, func(p *corev1.Pod) {
+			ctr(p).Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi")}}
+		}),
+		podShape("no memory limit", saysResources, func(p *corev1.Pod) { delete(ctr(p).Resources.Limits, corev1.ResourceMemory) }),
+		podShape("subPath on the claim mount (a second mount of one filesystem)", saysMounts, func(p *corev1.Pod) {
+			ctr(p).VolumeMounts[0].SubPath = "data"
+		}),
+		podShape("subPathExpr on the claim mount", saysMounts, func(p *corev1.Pod) {
+			ctr(p).VolumeMounts[0].SubPathExpr = "$(KB_TARGET)"
+		}),
+		podShape("the claim mounted over the image's /bin", saysMounts, func(p *corev1.Pod) {
+			ctr(p).VolumeMounts[0].MountPath = "/bin"
+		}),
+		podShape("the go file mounted writable", saysMounts, func(p *corev1.Pod) {
+			for i := range ctr(p).VolumeMounts {
+				if ctr(p).VolumeMounts[i].Name == "kafkabot-go" {
+					ctr(p).VolumeMounts[i].ReadOnly = false
+				}
+			}
+		}),
+		podShape("a hostname and subdomain (a headless Service's DNS name)", saysHooks, func(p *corev1.Pod) {
+			p.Spec.Hostname, p.Spec.Subdomain = "kafka-broker-0", "kafka-broker-headless"
+		}),
+		podShape("a shared process namespace", saysHooks, func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) }),
+
+		// ---- updates of a debug pod (issue 27) --------------------------------
+		updateShape("set the go of another repair on a debug pod", `{"metadata":{"annotations":{"kafkabot/go":"attacker.9999999999"}}}`),
+		updateShape("a go without a deadline", `{"metadata":{"annotations":{"kafkabot/go":"hostile-`+OtherBrokerName+`"}}}`),
+		updateShape("add a finalizer to a debug pod", `{"metadata":{"finalizers":["example.com/hold"]}}`),
+		updateShape("add an owner reference to a debug pod", `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"kafka-broker","uid":"00000000-0000-4000-8000-000000000012","controller":true}]}}`),
+		updateShape("change another annotation of a debug pod", `{"metadata":{"annotations":{"kafkabot/target":"meta.properties"}}}`),
+		updateShape("add a label to a debug pod", `{"metadata":{"labels":{"app.kubernetes.io/name":"kafka"}}}`),
+
 		// ---- deletes -------------------------------------------------------
 		deleteShape("delete the operator's pod", OperatorPod),
 		deleteShape("delete a KRaft controller pod", ControllerPod),
+		deleteShape("delete a combined node whose roles are only in its properties file", CombinedPod),
 
 		// ---- leases --------------------------------------------------------
 		{Name: "update the operator's leader Lease", Layer: ByPolicy, Says: saysLease, Try: func(ctx context.Context, c Cluster) error {
@@ -438,7 +633,9 @@ func RefusedByPolicy(err error) bool {
 }
 
 // Install creates, as an admin, the objects the shapes aim at: in
-// c.Namespace an operator pod, a KRaft controller pod, the operator's
+// c.Namespace an operator pod, a KRaft controller pod, a combined node
+// (CombinedPod, of a StatefulSet), a debug pod of the bot's for
+// OtherBrokerName (when c.DebugPod is set), the operator's
 // leader Lease, the Kafka users' Secret and the operator's ServiceAccount;
 // in c.BotNamespace the settings ConfigMap when missing. Objects that
 // already exist are left as they are. Its pods pass Pod Security
@@ -498,7 +695,44 @@ func Install(ctx context.Context, admin kubernetes.Interface, c Cluster) error {
 	controller := plain(ControllerPod, map[string]string{"strimzi.io/kind": "Kafka", "strimzi.io/cluster": "my-cluster",
 		"strimzi.io/name": "my-cluster-kafka", "strimzi.io/controller-role": "true", "strimzi.io/broker-role": "false"},
 		&metav1.OwnerReference{APIVersion: "core.strimzi.io/v1beta2", Kind: "StrimziPodSet", Name: "my-cluster-controllers", UID: "0a000000-0000-4000-8000-000000000002", Controller: &ctrl})
-	for _, p := range []*corev1.Pod{operator, controller} {
+	// A plain StatefulSet's combined (broker+controller) node, its roles
+	// only in its properties file. The StatefulSet wants no pods and
+	// selects none, like the operator's ReplicaSet.
+	stsLabels := map[string]string{"kafkabot.io/hostile-statefulset": "selects-no-pod"}
+	sts, err := admin.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: CombinedStatefulSet, Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: stsLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: stsLabels}, Spec: plain("template", nil, nil).Spec}},
+	}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		sts, err = admin.AppsV1().StatefulSets(ns).Get(ctx, CombinedStatefulSet, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("hostile: creating StatefulSet %s: %w", CombinedStatefulSet, err)
+	}
+	combined := plain(CombinedPod, map[string]string{"app": "kafka"},
+		&metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: &ctrl})
+	_, err = admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: HighPriorityClass}, Value: 1000000,
+		PreemptionPolicy: ptr.To(corev1.PreemptNever), Description: "kafkabot hostile-shapes target; no pod uses it",
+	}, metav1.CreateOptions{})
+	if err := create("PriorityClass "+HighPriorityClass, err); err != nil {
+		return err
+	}
+	pods := []*corev1.Pod{operator, controller, combined}
+	// An existing debug pod of the bot's, for another broker, for the
+	// update shapes: created by the admin, never scheduled.
+	if c.DebugPod != nil {
+		debug := c.DebugPod.DeepCopy()
+		debug.Namespace, debug.ResourceVersion, debug.UID = ns, "", ""
+		debug.Name = OtherDebugPod
+		debug.Labels["kafkabot/broker"] = OtherBrokerName
+		debug.Labels["kafkabot/repair-id"] = "hostile-" + OtherBrokerName
+		debug.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "data-" + OtherBrokerName
+		debug.Spec.NodeSelector = map[string]string{NeverScheduledLabel: "true"}
+		pods = append(pods, debug)
+	}
+	for _, p := range pods {
 		_, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		if err := create("pod "+p.Name, err); err != nil {
 			return err
@@ -540,7 +774,9 @@ func Uninstall(ctx context.Context, admin kubernetes.Interface, c Cluster) error
 		}
 	}
 	gone("ReplicaSet "+OperatorReplicaSet, admin.AppsV1().ReplicaSets(c.Namespace).Delete(ctx, OperatorReplicaSet, metav1.DeleteOptions{}))
-	for _, p := range []string{OperatorPod, ControllerPod} {
+	gone("PriorityClass "+HighPriorityClass, admin.SchedulingV1().PriorityClasses().Delete(ctx, HighPriorityClass, metav1.DeleteOptions{}))
+	gone("StatefulSet "+CombinedStatefulSet, admin.AppsV1().StatefulSets(c.Namespace).Delete(ctx, CombinedStatefulSet, metav1.DeleteOptions{}))
+	for _, p := range []string{OperatorPod, ControllerPod, CombinedPod, OtherDebugPod} {
 		gone("pod "+p, admin.CoreV1().Pods(c.Namespace).Delete(ctx, p, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
 	}
 	gone("Lease "+ForeignLease, admin.CoordinationV1().Leases(c.Namespace).Delete(ctx, ForeignLease, metav1.DeleteOptions{}))

@@ -16,7 +16,10 @@ import (
 // containers, role, node id and the claims named in the pod spec. It reads
 // no logs, events or PVC objects, so it costs only the pod lists (one per
 // selector and namespace). Snapshots are sorted by namespace, cluster and
-// pod name (broker-2 before broker-10).
+// pod name (broker-2 before broker-10). The bot's own pods (labelled
+// app.kubernetes.io/managed-by=kafkabot: its debug pods) are never Kafka
+// pods, whatever other labels they carry: the gates count these snapshots
+// as peers and controllers.
 func (c *Client) KafkaPods(ctx context.Context) ([]diagnose.Snapshot, error) {
 	pods, err := c.listKafkaPods(ctx, "")
 	if err != nil {
@@ -24,6 +27,9 @@ func (c *Client) KafkaPods(ctx context.Context) ([]diagnose.Snapshot, error) {
 	}
 	out := make([]diagnose.Snapshot, 0, len(pods))
 	for i := range pods {
+		if IsBotPod(&pods[i]) {
+			continue
+		}
 		s, _ := statusSnapshot(&pods[i])
 		out = append(out, s)
 	}
@@ -176,4 +182,12 @@ func statusInitNotes(pod *corev1.Pod) []string {
 		notes = append(notes, fmt.Sprintf("init container %s is %s after %d restarts: Kafka cannot start until it succeeds", st.Name, what, st.RestartCount))
 	}
 	return notes
+}
+
+// IsBotPod reports whether pod is one of the bot's own pods (its debug
+// pods): labelled app.kubernetes.io/managed-by=kafkabot. deploy/'s
+// admission policy makes every pod the bot's identity creates carry that
+// label, so a look-alike made with a stolen token is one too.
+func IsBotPod(pod *corev1.Pod) bool {
+	return pod.Labels[LabelManagedBy] == ManagedByBot
 }

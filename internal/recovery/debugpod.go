@@ -45,9 +45,19 @@ const (
 	goDirName = "kafkabot-go"
 )
 
-// goWaitMargin is how much of the debug pod's deadline the script keeps
-// after waiting for the go signal, to make its move and report.
-const goWaitMargin = 30 * time.Second
+// goRoom is how much of the debug pod's deadline the script keeps after it
+// stops waiting for the go signal: the kubelet counts activeDeadlineSeconds
+// from the pod's start, before the image is ready and the script runs, and a
+// go that arrives at the end of the wait still needs time for the move and
+// the result line. It is at most half the deadline (short test deadlines);
+// deploy/'s admission policy refuses a KB_GO_WAIT that leaves less.
+const goRoom = 2 * time.Minute
+
+// goWaitFor is KB_GO_WAIT for a debug pod deadline: the deadline less
+// min(goRoom, deadline/2).
+func goWaitFor(deadline time.Duration) time.Duration {
+	return deadline - min(goRoom, deadline/2)
+}
 
 // meshOptOut are the annotations (and the Istio label) that keep a service
 // mesh from injecting a sidecar into the debug pod: a sidecar would never
@@ -200,7 +210,7 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	}
 	if !script.CheckOnly {
 		script.GoSignal = in.RepairID
-		script.GoWait = max(deadline-goWaitMargin, deadline/2)
+		script.GoWait = goWaitFor(deadline)
 	}
 	env, err := script.Env()
 	if err != nil {
@@ -249,7 +259,7 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      DebugPodName(broker.Name, in.RepairID),
+			Name:      DebugPodName(broker.Name),
 			Namespace: broker.Namespace,
 			Labels: map[string]string{
 				kube.LabelManagedBy: kube.ManagedByBot,
@@ -288,32 +298,18 @@ func DebugPod(in DebugPodInput) (*corev1.Pod, error) {
 	return pod, nil
 }
 
-// DebugPodName is the debug pod's name for a broker and repair: a DNS label
-// of at most 63 characters, "kafkabot-repair-<broker>-<hash of repair id>",
-// the broker part shortened when needed. The same inputs give the same name,
-// so a resumed repair finds its pod instead of creating a second one.
-func DebugPodName(broker, repairID string) string {
-	const prefix = "kafkabot-repair-"
-	sum := sha256.Sum256([]byte(repairID))
-	suffix := hex.EncodeToString(sum[:])[:10]
-	var b strings.Builder
-	for _, r := range strings.ToLower(broker) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	middle := b.String()
-	if room := validation.DNS1123LabelMaxLength - len(prefix) - len(suffix) - 1; len(middle) > room {
-		middle = middle[:room]
-	}
-	middle = strings.Trim(middle, "-")
-	if middle == "" {
-		return prefix + suffix
-	}
-	return prefix + middle + "-" + suffix
+// DebugPodName is the debug pod's name for a broker pod:
+// "kafkabot-repair-<broker>". One name per broker pod, whatever the repair:
+// deploy/'s admission policy admits no other, so at most one debug pod per
+// broker pod can exist at a time (a second create fails with AlreadyExists,
+// and kube.CreateRepairPod refuses a pod of that name from another repair).
+// A resumed repair finds its pod by the same name.
+func DebugPodName(broker string) string {
+	return debugPodPrefix + broker
 }
+
+// debugPodPrefix starts the name of every debug pod.
+const debugPodPrefix = "kafkabot-repair-"
 
 // findContainer returns the container called name, or nil.
 func findContainer(containers []corev1.Container, name string) *corev1.Container {

@@ -3,8 +3,10 @@ package recovery
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -132,5 +134,39 @@ func TestSafety10_CopiesSELinuxOptions(t *testing.T) {
 				t.Errorf("pod SELinux options %+v, want level %s", got, tc.wantLevel)
 			}
 		})
+	}
+}
+
+// TestContainment6_DebugPodDeadlineLeavesRoomAfterALateGo (issue 27 item 6,
+// review finding 13): the kubelet counts activeDeadlineSeconds from the
+// pod's start, image pull included, and the script waits KB_GO_WAIT from
+// its own start. A go that arrives at the end of the wait must still leave
+// time for the move and the result line: the script stops waiting at least
+// min(2m, deadline/2) before the deadline. Before the fix the room was 30s.
+func TestContainment6_DebugPodDeadlineLeavesRoomAfterALateGo(t *testing.T) {
+	for _, deadline := range []time.Duration{time.Minute, 3 * time.Minute, DefaultDebugDeadline, 10 * time.Minute, time.Hour} {
+		in := bitnamiInput()
+		in.Deadline = deadline
+		pod, err := DebugPod(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wait string
+		for _, e := range pod.Spec.Containers[0].Env {
+			if e.Name == EnvGoWait {
+				wait = e.Value
+			}
+		}
+		w, err := strconv.Atoi(wait)
+		if err != nil {
+			t.Fatalf("deadline %s: KB_GO_WAIT %q: %v", deadline, wait, err)
+		}
+		room := time.Duration(*pod.Spec.ActiveDeadlineSeconds-int64(w)) * time.Second
+		if want := min(2*time.Minute, deadline/2); room < want {
+			t.Errorf("deadline %s: KB_GO_WAIT %ss leaves %s after the last possible go, want at least %s", deadline, wait, room, want)
+		}
+		if w < 1 {
+			t.Errorf("deadline %s: KB_GO_WAIT %s: the script would not wait at all", deadline, wait)
+		}
 	}
 }

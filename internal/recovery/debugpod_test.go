@@ -89,7 +89,7 @@ func TestDebugPodBitnami(t *testing.T) {
 	if pod.Namespace != "kafka" {
 		t.Errorf("namespace %q", pod.Namespace)
 	}
-	if pod.Name != DebugPodName("foobar-kafka-broker-0", "a1b2c3d4") || !strings.HasPrefix(pod.Name, "kafkabot-repair-foobar-kafka-broker-0-") {
+	if pod.Name != DebugPodName("foobar-kafka-broker-0") || pod.Name != "kafkabot-repair-foobar-kafka-broker-0" {
 		t.Errorf("name %q", pod.Name)
 	}
 	if spec.NodeName != "" {
@@ -177,7 +177,7 @@ func TestDebugPodBitnami(t *testing.T) {
 	}
 	wantEnv, _ := ScriptInput{Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0", NodeID: "100",
 		MountRoot: DefaultMountRoot, BackupName: "kafkabot-backup-20250428T082201Z-a1b2c3d4",
-		GoSignal: "a1b2c3d4", GoWait: 150 * time.Second}.Env()
+		GoSignal: "a1b2c3d4", GoWait: 90 * time.Second}.Env() // 3m less min(2m, 3m/2)
 	if len(c.Env) != len(wantEnv) {
 		t.Fatalf("env %+v, want %+v", c.Env, wantEnv)
 	}
@@ -393,27 +393,34 @@ func TestDebugPodRefusesReadWriteOncePod(t *testing.T) {
 	}
 }
 
+// TestDebugPodName: one name per broker pod, the same for every repair
+// (deploy/'s policy admits no other, which bounds debug pods to one per
+// broker pod at a time), and a valid pod name for every broker name that is
+// a label value (DebugPod refuses others).
 func TestDebugPodName(t *testing.T) {
-	long := strings.Repeat("very-long-broker-name.", 10) + "0"
 	names := map[string]bool{}
-	for _, tc := range []struct{ broker, id string }{
-		{"foobar-kafka-broker-0", "a1b2c3d4"},
-		{"foobar-kafka-broker-0", "a1b2c3d5"},
-		{long, "a1b2c3d4"},
-		{"Broker.With.Dots", "x"},
-		{"---", "x"},
-	} {
-		name := DebugPodName(tc.broker, tc.id)
-		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-			t.Errorf("DebugPodName(%q, %q) = %q: %v", tc.broker, tc.id, name, errs)
+	for _, broker := range []string{"foobar-kafka-broker-0", "my-cluster-brokers-3", strings.Repeat("b", 63), "kafka.broker.1"} {
+		name := DebugPodName(broker)
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			t.Errorf("DebugPodName(%q) = %q: %v", broker, name, errs)
 		}
-		if again := DebugPodName(tc.broker, tc.id); again != name {
-			t.Errorf("not deterministic: %q then %q", name, again)
+		if name != "kafkabot-repair-"+broker {
+			t.Errorf("DebugPodName(%q) = %q, want kafkabot-repair-%s", broker, name, broker)
 		}
 		if names[name] {
-			t.Errorf("name %q repeats for different inputs", name)
+			t.Errorf("name %q repeats for different brokers", name)
 		}
 		names[name] = true
+	}
+	a, b := bitnamiInput(), bitnamiInput()
+	a.RepairID, b.RepairID = "a1b2c3d4", "e5f6a7b8"
+	pa, errA := DebugPod(a)
+	pb, errB := DebugPod(b)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if pa.Name != pb.Name {
+		t.Errorf("two repairs of one broker got two debug pod names %q and %q: both could run at once", pa.Name, pb.Name)
 	}
 }
 

@@ -303,11 +303,17 @@ func ClusterKeyOf(s diagnose.Snapshot) kube.ClusterKey {
 
 // peersOf returns the other Kafka pods of the broker's cluster: the same
 // namespace and cluster label. Without a cluster label, every Kafka pod of
-// the namespace counts (the conservative reading).
+// the namespace counts (the conservative reading). The bot's own debug pods
+// never count, whatever they are labelled (kube.KafkaPods leaves them out
+// by label; a snapshot has no labels, so here by their name, which the
+// admission policy requires of every pod the bot's identity creates).
 func peersOf(in *gateInput, all []diagnose.Snapshot) []diagnose.Snapshot {
 	key := ClusterKeyOf(in.snap)
 	var out []diagnose.Snapshot
 	for _, s := range all {
+		if strings.HasPrefix(s.Pod, debugPodPrefix) {
+			continue
+		}
 		if s.Pod != in.snap.Pod && key.Includes(s.Namespace, s.Cluster) {
 			out = append(out, s)
 		}

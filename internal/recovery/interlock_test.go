@@ -273,7 +273,7 @@ func expireFirstGo(t *testing.T, h *harness, rec *recorder) <-chan Summary {
 		t.Errorf("first go's deadline %v, want %v", first, want)
 	}
 	// The wait for the debug pod (its second watch) has set its timer.
-	waitUntil(t, "the wait for the debug pod", func() bool { return h.watchesOf(DebugPodName(brokerName, testApproval)) >= 2 })
+	waitUntil(t, "the wait for the debug pod", func() bool { return h.watchesOf(DebugPodName(brokerName)) >= 2 })
 	h.clock.SetTime(first.Add(2 * time.Second))
 	waitUntil(t, "the bot to see its go expire", func() bool { return strings.Contains(rec.text(), "the go's deadline") })
 	return done
@@ -331,7 +331,7 @@ func TestSafety04_NoNewGoWhenTheScriptFinishesAfterTheDeadline(t *testing.T) {
 	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
 	rec := &recorder{}
 	done := expireFirstGo(t, h, rec)
-	obj, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName, testApproval))
+	obj, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName))
 	if err != nil {
 		t.Fatal(err)
 	}

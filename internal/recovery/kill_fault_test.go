@@ -237,7 +237,7 @@ func TestFaultKilledAfterEveryStep(t *testing.T) {
 			if n := pods.runs.Load(); n > 2 || (moved && n == 0) {
 				t.Errorf("the script ran %d times", n)
 			}
-			if _, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName, testApproval)); err == nil {
+			if _, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName)); err == nil {
 				t.Error("the debug pod is left behind")
 			}
 			switch {

@@ -246,7 +246,7 @@ wait:
 	}
 
 	// Nothing is left half done.
-	debug := DebugPodName(brokerName, testApproval)
+	debug := DebugPodName(brokerName)
 	if _, err := h.tracker().Get(podsGVR, testNS, debug); err == nil {
 		// A delete that keeps failing fails both the step and the cleanup.
 		if !(call.verb == "delete" && call.resource == "pods" && times >= 2) {
@@ -322,7 +322,7 @@ func TestFaultWatchDropsDuringTheWait(t *testing.T) {
 	waitForTimer(t, h)
 	waitUntil(t, "the dead watch to be opened", func() bool { return dw.opened() == 1 })
 
-	name := DebugPodName(brokerName, testApproval)
+	name := DebugPodName(brokerName)
 	obj, err := h.tracker().Get(podsGVR, testNS, name)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // going away (the pod is deleted, or fails without a result), and someone
 // else deleting the broker pod while the script runs.
 func TestFaultClusterChangesDuringRepair(t *testing.T) {
-	debugName := DebugPodName(brokerName, testApproval)
+	debugName := DebugPodName(brokerName)
 	tests := []struct {
 		name string
 		// act changes the cluster while the repair waits for its debug pod.

@@ -177,7 +177,7 @@ type repairRun struct {
 }
 
 func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
-	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod, labelValue(req.ApprovalID)), baseRestarts: -1}
+	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod), baseRestarts: -1}
 	run.rep = &auditReporter{next: rep, run: run}
 	return run
 }

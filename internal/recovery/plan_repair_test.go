@@ -36,7 +36,7 @@ func TestRepairSuccess(t *testing.T) {
 	for _, want := range []string{
 		"done | Read the repair script's result | took 0s\nMoved /kafka-data/0/data/__cluster_metadata-0 to /kafka-data/0/kafkabot-backup",
 		"Transitioning from RECOVERY to RUNNING",
-		"started | Create debug pod " + DebugPodName(brokerName, testApproval),
+		"started | Create debug pod " + DebugPodName(brokerName),
 	} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
@@ -46,9 +46,9 @@ func TestRepairSuccess(t *testing.T) {
 	wantWrites := []string{
 		"create leases/" + kube.ClusterLeaseName(kube.ClusterKeyOf(testNS, "")), // the seed pods carry no cluster label the gates group by
 		"create leases/kafkabot-repair-" + brokerName,
-		"create pods/" + DebugPodName(brokerName, testApproval),
-		"patch pods/" + DebugPodName(brokerName, testApproval), // the go signal
-		"delete pods/" + DebugPodName(brokerName, testApproval),
+		"create pods/" + DebugPodName(brokerName),
+		"patch pods/" + DebugPodName(brokerName), // the go signal
+		"delete pods/" + DebugPodName(brokerName),
 		"delete pods/" + brokerName,
 	}
 	writes := h.writes()
@@ -120,7 +120,7 @@ func refusedResult(reason string) string {
 func assertCleanedUp(t *testing.T, h *harness) {
 	t.Helper()
 	writes := strings.Join(h.writes(), "\n")
-	if !strings.Contains(writes, "delete pods/"+DebugPodName(brokerName, testApproval)) {
+	if !strings.Contains(writes, "delete pods/"+DebugPodName(brokerName)) {
 		t.Errorf("debug pod not deleted; writes:\n%s", writes)
 	}
 	if strings.Contains(writes, "delete pods/"+brokerName+"\n") || strings.HasSuffix(writes, "delete pods/"+brokerName) {
@@ -244,7 +244,7 @@ func TestRepairConcurrentApprovalRefused(t *testing.T) {
 	}
 
 	// Let the first finish: the kubelet reports the debug pod done.
-	name := DebugPodName(brokerName, testApproval)
+	name := DebugPodName(brokerName)
 	obj, err := h.tracker().Get(podsGVR, testNS, name)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestRepairDryRunWritesNothing(t *testing.T) {
 		t.Errorf("dry run wrote: %v", w)
 	}
 	progress := rep.text()
-	for _, want := range []string{"Debug pod spec (dry run)", "name: " + DebugPodName(brokerName, testApproval), "KB_ACTION", "Script the debug pod runs (dry run)", "KAFKABOT_RESULT"} {
+	for _, want := range []string{"Debug pod spec (dry run)", "name: " + DebugPodName(brokerName), "KB_ACTION", "Script the debug pod runs (dry run)", "KAFKABOT_RESULT"} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("dry-run report lacks %q", want)
 		}

@@ -12,7 +12,9 @@
 # Bitnami (<root>/data) and Strimzi (<root>/kafka-log<id>) layouts.
 #
 # Shell: POSIX sh (busybox ash, dash, bash). Tools: find, stat, readlink,
-# mkdir, mv, date, tr (busybox applets or coreutils/findutils).
+# mkdir, mv, date, tr, od, awk, sleep (busybox applets or
+# coreutils/findutils/mawk/gawk); python3 or python when the image has one
+# (Kafka's lock, see kafka_running).
 #
 # Inputs, environment only, validated by the bot and re-checked below:
 #   KB_ACTION         move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files
@@ -253,27 +255,136 @@ cluster_id() {
 	printf '%s' "$cid"
 }
 
-# is_voter FILE ID: FILE (a KRaft quorum-state) lists node ID among its
-# currentVoters. The file is one line of JSON; white space is ignored.
-is_voter() {
-	iv_json=$(tr -d ' \t\r\n' <"$1") || return 1
-	case $iv_json in
-	*'"currentVoters":['*) ;;
-	*) return 1 ;; # no list (null, or a newer quorum-state): the voters live in the log
+# prop FILE KEY: prints KEY's value in a Java properties FILE (meta.properties).
+prop() {
+	prop_v=''
+	while IFS= read -r prop_line || [ -n "$prop_line" ]; do
+		prop_line=${prop_line%"$CR"}
+		case $prop_line in
+		"$2"=*) prop_v=${prop_line#"$2"=} ;;
+		esac
+	done <"$1"
+	printf '%s' "$prop_v"
+}
+
+# qs_voter FILE ID: what a KRaft quorum-state FILE says about node ID.
+# Prints "voter" or "not-voter" when it lists the voters (data_version 0 of
+# a static quorum: currentVoters), "" when it does not (data_version 1 of a
+# dynamic quorum, kraft.version=1, has no currentVoters; an observer's may be
+# empty): the voter set is then in the metadata log's control records.
+# Fails when FILE cannot be read. White space in the JSON is ignored.
+qs_voter() {
+	qv_json=$(tr -d ' \t\r\n' <"$1") || return 1
+	case $qv_json in
+	*'"currentVoters":[{'*) ;;
+	*) return 0 ;;
 	esac
-	iv_voters=${iv_json#*'"currentVoters":['}
-	iv_voters=${iv_voters%%]*}
-	case $iv_voters in
-	*'"voterId":'"$2"[!0-9]* | *'"voterId":'"$2") return 0 ;;
+	qv_voters=${qv_json#*'"currentVoters":['}
+	qv_voters=${qv_voters%%]*}
+	case $qv_voters in
+	*'"voterId":'"$2"[!0-9]* | *'"voterId":'"$2") printf voter ;;
+	*) printf not-voter ;;
 	esac
-	return 1
+}
+
+# hex_id ID DIRID: the bytes a KRaft Voters record holds for a voter, as
+# " xx" hex pairs: node ID as a 4-byte big-endian int, then the 16 bytes of
+# its directory id (DIRID, meta.properties' directory.id: base64url, no
+# padding). Prints nothing for a directory id that is not 16 bytes.
+hex_id() {
+	printf ' %02x %02x %02x %02x' $(($1 / 16777216 % 256)) $(($1 / 65536 % 256)) $(($1 / 256 % 256)) $(($1 % 256))
+	printf '%s\n' "$2" | awk '{
+		a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+		bits = 0; n = 0; out = ""; count = 0
+		if (length($0) != 22) exit
+		for (i = 1; i <= 22; i++) {
+			v = index(a, substr($0, i, 1)) - 1
+			if (v < 0) exit
+			bits = bits * 64 + v; n += 6
+			if (n >= 8) {
+				n -= 8; d = 1
+				for (k = 0; k < n; k++) d *= 2
+				b = int(bits / d); bits -= b * d
+				out = out sprintf(" %02x", b); count++
+			}
+		}
+		if (count == 16) printf "%s", out
+	}'
+}
+
+# log_voters FILE WANT SNAPSHOT: scans the record batches of FILE (a segment
+# or snapshot of __cluster_metadata-0, as Kafka writes them: an 8-byte base
+# offset, a 4-byte length, ..., 2 attribute bytes at offset 21) and reads
+# only control batches (attribute bit 0x20), where KRaft keeps its
+# KRaftVersion and Voters records. Prints "voter" when a Voters record
+# (control key type 6) holds WANT (hex_id of this node), "set" when Voters
+# records exist without it, "" when there is none. SNAPSHOT 1 stops at the
+# first data batch (a snapshot starts with its control records).
+log_voters() {
+	od -An -v -tx1 -w256 "$1" | awk -v want="$2" -v snap="$3" -v width=256 '
+	# Lines hold 256 bytes each. mode hdr: reading the 23 header bytes of
+	# the batch at bs; ctl: collecting a control batch; skip: a data batch,
+	# jumping to the line that holds the next batch start ns (no per-byte
+	# work on data, which is nearly all of a metadata log).
+	BEGIN {
+		for (x = 0; x < 256; x++) hv[sprintf("%02x", x)] = x
+		bs = 0; ns = 0; mode = "hdr"; got = 0; buf = ""; found = ""
+	}
+	function header() {
+		total = 12 + hv[h[8]] * 16777216 + hv[h[9]] * 65536 + hv[h[10]] * 256 + hv[h[11]]
+		ns = bs + total
+		return int(hv[h[22]] / 32) % 2
+	}
+	{
+		base = (NR - 1) * width
+		i = 1
+		while (i <= NF) {
+			if (mode == "skip") {
+				if (ns >= base + NF) next
+				i = ns - base + 1; bs = ns; mode = "hdr"; got = 0; buf = ""
+				continue
+			}
+			if (mode == "hdr") {
+				if (got == 0 && i + 22 <= NF) {
+					h[8] = $(i + 8); h[9] = $(i + 9); h[10] = $(i + 10); h[11] = $(i + 11); h[22] = $(i + 22)
+					if (int(hv[h[22]] / 32) % 2 == 1) for (j = 0; j < 23; j++) hb[j] = $(i + j)
+					got = 23; i += 23
+				} else {
+					h[got] = $i; hb[got] = $i; got++; i++
+				}
+				if (got < 23) continue
+				if (header() == 0) {
+					if (total < 23 || snap) exit
+					mode = "skip"
+					continue
+				}
+				if (total < 23) exit
+				for (j = 0; j < 23; j++) buf = buf " " hb[j]
+				mode = "ctl"
+			} else {
+				buf = buf " " $i; got++; i++
+			}
+			if (got == total) {
+				if (index(buf, " 08 00 00 00 06 ") > 0) {
+					if (want != "" && index(buf, want) > 0) found = "voter"
+					else if (found == "") found = "set"
+				}
+				bs = ns; mode = "hdr"; got = 0; buf = ""
+			}
+		}
+	}
+	END { printf "%s", found }'
 }
 
 # measure PATH: sets BYTES and FILES to the apparent size and number of the
 # regular files at or under PATH.
 measure() {
 	BYTES=0 FILES=0
-	for measure_size in $(find "$1" -type f -exec stat -c %s {} +); do
+	# A find error (an unreadable directory) would under-count what the
+	# broker must rebuild: refuse rather than pass the free-space check.
+	measure_sizes=$(find "$1" -type f -exec stat -c %s {} +) ||
+		refuse cannot-measure "could not list every file under $1 (find failed): its size, and so the room the broker needs, is unknown"
+	for measure_size in $measure_sizes; do
 		BYTES=$((BYTES + measure_size))
 		FILES=$((FILES + 1))
 	done
@@ -379,21 +490,6 @@ else
 	say "cluster id $first_cid is the same in all $LOGDIRS log dir(s) (the bot did not know the expected id)"
 fi
 
-# Defence in depth: a node its own quorum-state names as a voter is a
-# controller, whatever the pod's labels say. Its metadata log is part of the
-# quorum's memory; the bot never moves anything on such a node.
-if [ -n "$found_id" ]; then
-	IFS=$NL
-	for dir in $ALLDIRS; do
-		for qs in "$dir/__cluster_metadata-0/quorum-state" "$(backup_path "$ROOT" "$dir" __cluster_metadata-0)/quorum-state"; do
-			if [ -f "$qs" ] && is_voter "$qs" "$found_id"; then
-				refuse node-is-voter "$qs lists node $found_id among the controller quorum's voters: this node is a controller; follow the manual runbook"
-			fi
-		done
-	done
-	unset IFS
-fi
-
 # A segment's offset index goes with its time index (Kafka rebuilds both
 # from the .log): moving one leaves the other, which Kafka may then trust.
 COMP='' COMP_SRC='' COMP_DEST=''
@@ -487,12 +583,84 @@ no_links_below() {
 }
 no_links_below "$ROOT/$BACKUP" "$DEST_PARENT"
 
+# Defence in depth: the node's role, from what Kafka itself wrote on this
+# volume, whatever the pod's labels said. A controller's metadata log is part
+# of the quorum's memory; the bot never moves anything on a node that is, or
+# was, a voter, nor on a node whose role it cannot read:
+# - ZooKeeper mode (meta.properties version=0): no KRaft quorum on the node;
+# - a static quorum (kraft.version=0): quorum-state v0 lists currentVoters;
+# - a dynamic quorum (kraft.version=1, Kafka 3.9+): quorum-state v1 has no
+#   voters; they are in the Voters control records of the metadata log's
+#   segments and snapshots (the bootstrap checkpoint
+#   00000000000000000000-0000000000.checkpoint of --standalone or
+#   --initial-controllers among them), each voter with its directory.id.
+# A quorum-state that cannot be read refuses.
+ROLE_KNOWN='' ROLE_VOTER=''
+IFS=$NL
+for dir in $ALLDIRS; do
+	[ "$(prop "$dir/meta.properties" version)" != 0 ] || { ROLE_KNOWN="ZooKeeper mode ($dir/meta.properties version=0)"; continue; }
+	[ -n "$found_id" ] || continue
+	want=$(hex_id "$found_id" "$(prop "$dir/meta.properties" directory.id)") || want=''
+	[ ${#want} -eq 60 ] || want='' # no 16-byte directory.id (Kafka before 3.7): no dynamic voter can be matched
+	for md in "$dir/__cluster_metadata-0" "$(backup_path "$ROOT" "$dir" __cluster_metadata-0)"; do
+		[ -d "$md" ] || continue
+		qs=$md/quorum-state
+		if [ -e "$qs" ] || [ -L "$qs" ]; then
+			[ -f "$qs" ] && [ -r "$qs" ] || refuse quorum-state-unreadable "$qs cannot be read: the node's role is unknown"
+			qs_role=$(qs_voter "$qs" "$found_id") || refuse quorum-state-unreadable "$qs cannot be read: the node's role is unknown"
+			case $qs_role in
+			voter) ROLE_VOTER="$qs lists node $found_id among currentVoters" ;;
+			not-voter) ROLE_KNOWN="$qs lists the voters without node $found_id" ;;
+			esac
+		fi
+		for seg in $(find "$md" -maxdepth 1 -type f \( -name '*.checkpoint' -o -name '*.log' \)); do
+			[ -r "$seg" ] || refuse role-unknown "$seg cannot be read: the node's role is unknown"
+			snap=0
+			case $seg in *.checkpoint) snap=1 ;; esac
+			case $(log_voters "$seg" "$want" "$snap") in
+			voter) ROLE_VOTER="a Voters record in $seg lists node $found_id with its directory id" ;;
+			set) [ -z "$want" ] || ROLE_KNOWN="the Voters records in $seg do not list node $found_id with its directory id" ;;
+			esac
+		done
+	done
+done
+unset IFS
+[ -z "$ROLE_VOTER" ] || refuse node-is-voter "$ROLE_VOTER: this node is (or was) a controller; follow the manual runbook"
+[ -n "$ROLE_KNOWN" ] || refuse role-unknown "nothing Kafka wrote on this volume says whether node ${found_id:-?} is a controller (no quorum-state listing the voters, no Voters record matching its directory.id): follow the manual runbook"
+say "node role: not a voter ($ROLE_KNOWN)"
+
 # One rename(2) is atomic and needs no copy space, but only within one
 # filesystem: across filesystems mv silently copies and deletes instead.
 # Within this pod each claim is one mount, so equal st_dev means rename works.
 src_dev=$(stat -c %d "$SRC_PARENT")
 root_dev=$(stat -c %d "$ROOT")
 [ "$src_dev" = "$root_dev" ] || refuse cross-filesystem "$SRC_PARENT (device $src_dev) and $ROOT (device $root_dev) are different filesystems; a move would copy and delete"
+
+# mount_of PATH: the id of the mount PATH is on (/proc/self/mountinfo: the
+# longest mount point that is PATH or above it). Two mounts of one
+# filesystem (a subPath or another bind mount nested in the claim) share
+# st_dev, yet rename(2) between them fails with EXDEV and mv then copies and
+# deletes: the move must stay within one mount, so the ids must match.
+mount_of() {
+	awk -v p="$1" '{
+		mp = $5
+		gsub(/\\040/, " ", mp); gsub(/\\011/, "\t", mp); gsub(/\\012/, "\n", mp); gsub(/\\134/, "\\", mp)
+		if (mp == "/" || p == mp || index(p, mp "/") == 1) {
+			if (length(mp) > best) { best = length(mp); id = $1 }
+		}
+	} END { printf "%s", id }' /proc/self/mountinfo
+}
+# one_mount PATH...: every PATH is on the mount of the volume root.
+one_mount() {
+	om_root=$(mount_of "$real_root") || om_root=''
+	[ -n "$om_root" ] || refuse cross-filesystem "cannot read /proc/self/mountinfo: whether the move is one rename is unknown"
+	for om_path in "$@"; do
+		om_id=$(mount_of "$(readlink -f "$om_path")") || om_id=''
+		[ "$om_id" = "$om_root" ] || refuse cross-filesystem "$om_path is on another mount (id ${om_id:-?}) than the volume root $ROOT (id $om_root), e.g. a subPath or nested mount: the move would not be one rename"
+	done
+}
+one_mount "$SRC_PARENT" "$SRC"
+[ -z "$COMP_SRC" ] || one_mount "$COMP_SRC"
 
 [ -w "$SRC_PARENT" ] || refuse not-writable "$SRC_PARENT is not writable by uid $(id -u 2>/dev/null || echo '?'): check fsGroup"
 [ -w "$ROOT" ] || [ -w "$ROOT/$BACKUP" ] || refuse not-writable "$ROOT is not writable by this pod: check fsGroup"
@@ -527,6 +695,53 @@ fi
 # date +%s with the deadline. An expired go (the kubelet refreshed the file
 # late, the broker's back-off may be over) is not a refusal: the script
 # waits, within the same KB_GO_WAIT, for a newer go with a later deadline.
+# kafka_running: whether a Kafka process holds this log dir. Kafka takes an
+# exclusive POSIX (fcntl) lock on <log dir>/.lock for as long as it runs and
+# exits when it cannot. That lock is invisible from another pod's PID
+# namespace (/proc/locks hides it) and flock(1) does not see it (flock and
+# fcntl locks are separate), so the script asks for a shared fcntl lock on
+# the same file, which a running Kafka's exclusive lock denies, and releases
+# it at once. Images without python (no shell tool takes fcntl locks) fall
+# back to watching the metadata log, which a running KRaft node appends to
+# every half second, for a second. Prints what it found when Kafka runs.
+kafka_running() {
+	kr_lock=$LOGDIR/.lock
+	[ -e "$kr_lock" ] || return 1 # Kafka creates it when it starts
+	for kr_py in python3 python; do
+		command -v "$kr_py" >/dev/null 2>&1 || continue
+		kr_out=$("$kr_py" -c 'import fcntl, sys
+f = open(sys.argv[1], "rb")
+try:
+    fcntl.lockf(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+except OSError:
+    print("held")
+    sys.exit(0)
+fcntl.lockf(f, fcntl.LOCK_UN)
+print("free")' "$kr_lock" 2>&1) || kr_out="error: $kr_out"
+		case $kr_out in
+		free) return 1 ;;
+		held)
+			printf '%s' "another process (Kafka) holds the lock on $kr_lock"
+			return 0
+			;;
+		*)
+			printf '%s' "could not test the lock on $kr_lock ($kr_out)"
+			return 0
+			;;
+		esac
+	done
+	kr_md=$LOGDIR/__cluster_metadata-0
+	[ -d "$kr_md" ] || kr_md=$LOGDIR
+	kr_before=$(find "$kr_md" "$LOGDIR/.lock" -maxdepth 1 -type f -exec stat -c '%n %s %y' {} +) || kr_before=unreadable
+	sleep 1
+	kr_after=$(find "$kr_md" "$LOGDIR/.lock" -maxdepth 1 -type f -exec stat -c '%n %s %y' {} +) || kr_after=unreadable
+	if [ "$kr_before" != "$kr_after" ] || [ "$kr_before" = unreadable ]; then
+		printf '%s' "files in $kr_md changed within 1s (no python in this image to test the lock on $kr_lock)"
+		return 0
+	fi
+	return 1
+}
+
 say "every check passed; waiting up to ${GO_WAIT}s for the bot's go signal (it first checks that Kafka is stopped)"
 waited=0 spent=0
 while :; do
@@ -564,12 +779,31 @@ while :; do
 	sleep 1
 	waited=$((waited + 1))
 done
+# Kafka's own lock, right before the rename: a Kafka started by a recreated
+# pod or a restarted kubelet (which the back-off deadline does not cover)
+# stops the move. The go's deadline is checked again after this test.
+if kr_why=$(kafka_running); then
+	refuse kafka-running "$kr_why: Kafka is running on this volume; nothing was moved"
+fi
+now=$(date +%s)
+is_digits "$now" && [ "$now" -le "$go_deadline" ] ||
+	refuse no-go-signal "the go expired (deadline $go_deadline, now $now) while checking Kafka's lock; nothing was moved"
 say "go is valid until $go_deadline (now $now): moving"
 mv "$SRC" "$DEST"
 say "moved $SRC to $DEST"
 if [ -n "$COMP_SRC" ]; then
-	mv "$COMP_SRC" "$COMP_DEST"
-	say "moved $COMP_SRC to $COMP_DEST"
+	# The companion is moved under the same deadline: after it, a re-run with
+	# a new go moves it (the idempotent path above).
+	now=$(date +%s)
+	if is_digits "$now" && [ "$now" -le "$go_deadline" ]; then
+		mv "$COMP_SRC" "$COMP_DEST"
+		say "moved $COMP_SRC to $COMP_DEST"
+	else
+		say "the go expired (deadline $go_deadline, now $now) after moving $SRC: $COMP_SRC stays; a new repair with a new go moves it"
+		comp_bytes=$(stat -c %s "$COMP_SRC")
+		BYTES=$((BYTES - comp_bytes)) FILES=$((FILES - 1))
+		COMP_SRC='' COMP_DEST=''
+	fi
 fi
 say "moved $BYTES bytes in $FILES files"
 

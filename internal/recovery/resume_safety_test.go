@@ -186,7 +186,7 @@ func TestSafety12_LeaseTakenByAnotherHolderStopsTheRun(t *testing.T) {
 func TestSafety12_StalenessJudgedByLocalClock(t *testing.T) {
 	c := seedCluster(t)
 	c.extra = append(c.extra, *leftLease(t, "bot-b", testStart.Add(-time.Hour), "Create debug pod"), leftDebugPod(corev1.PodSucceeded))
-	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	c.logs[DebugPodName(brokerName)] = movedResult(StatusMoved)
 	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
 	th := &threads{}
 	done := make(chan error, 1)

@@ -26,7 +26,7 @@ func leftLease(t *testing.T, holderID string, renewed time.Time, step string) *r
 		t.Fatal(err)
 	}
 	lock := &repairLock{identity: holderID, duration: 5*time.Minute + leaseSlack, key: testRecordKey}
-	l := lock.leaseFor(request(), "foobar", map[string]string{annoScript: script, annoDebugPod: DebugPodName(brokerName, testApproval)}, renewed)
+	l := lock.leaseFor(request(), "foobar", map[string]string{annoScript: script, annoDebugPod: DebugPodName(brokerName)}, renewed)
 	l.Annotations[annoStep] = step
 	var obj runtime.Object = l
 	return &obj
@@ -35,7 +35,7 @@ func leftLease(t *testing.T, holderID string, renewed time.Time, step string) *r
 func leftDebugPod(phase corev1.PodPhase) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: DebugPodName(brokerName, testApproval), Namespace: testNS, UID: "uid-debug-left",
+			Name: DebugPodName(brokerName), Namespace: testNS, UID: "uid-debug-left",
 			Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByBot, kube.LabelRepairID: testApproval},
 		},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: DebugContainerName, Image: kafkaDigest}}},
@@ -155,7 +155,7 @@ func TestResume(t *testing.T) {
 func TestResumeWaitsForALiveHolder(t *testing.T) {
 	c := seedCluster(t)
 	c.extra = append(c.extra, *leftLease(t, "bot-b", testStart, "Create debug pod"), leftDebugPod(corev1.PodSucceeded))
-	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	c.logs[DebugPodName(brokerName)] = movedResult(StatusMoved)
 	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
 	th := &threads{}
 	done := make(chan error)
@@ -180,7 +180,7 @@ func TestResumeWaitsForALiveHolder(t *testing.T) {
 func TestResumeTakesAHandedOffRepairAtOnce(t *testing.T) {
 	c := seedCluster(t)
 	c.extra = append(c.extra, *leftLease(t, "", testStart, "Wait for debug pod"), leftDebugPod(corev1.PodSucceeded))
-	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	c.logs[DebugPodName(brokerName)] = movedResult(StatusMoved)
 	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
 	th := &threads{}
 	if err := h.r.Resume(context.Background(), th.newReporter); err != nil {
@@ -197,7 +197,7 @@ func TestResumeTakesAHandedOffRepairAtOnce(t *testing.T) {
 func TestResumeLooksAgainBeforeTheLeaseExpires(t *testing.T) {
 	c := seedCluster(t)
 	c.extra = append(c.extra, *leftLease(t, "bot-b", testStart, "Wait for debug pod"), leftDebugPod(corev1.PodSucceeded))
-	c.logs[DebugPodName(brokerName, testApproval)] = movedResult(StatusMoved)
+	c.logs[DebugPodName(brokerName)] = movedResult(StatusMoved)
 	h := newHarness(t, c, kubeletPlan{broker: "ready", brokerLog: recoveredLog})
 	th := &threads{}
 	done := make(chan error)
@@ -256,7 +256,7 @@ func TestRepairInterruptedThenResumed(t *testing.T) {
 	}
 
 	// The debug pod finishes while the bot is down.
-	name := DebugPodName(brokerName, testApproval)
+	name := DebugPodName(brokerName)
 	obj, err := h.tracker().Get(podsGVR, testNS, name)
 	if err != nil {
 		t.Fatal(err)

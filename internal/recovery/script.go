@@ -290,52 +290,60 @@ const (
 // Reasons the script gives with status refused (and "unexpected-error" with
 // status error).
 const (
-	ReasonInvalidInput       = "invalid-input"
-	ReasonNoVolume           = "no-volume"
-	ReasonNoLogDir           = "no-log-dir"
-	ReasonNotFound           = "not-found"
-	ReasonAmbiguous          = "ambiguous"
-	ReasonNodeIDMissing      = "node-id-missing"
-	ReasonNodeIDMismatch     = "node-id-mismatch"
-	ReasonLogDirIsVolumeRoot = "logdir-is-volume-root"
-	ReasonTargetIsSymlink    = "target-is-symlink"
-	ReasonTargetEscapes      = "target-escapes-logdir"
-	ReasonWrongType          = "wrong-type"
-	ReasonDestinationExists  = "destination-exists"
-	ReasonCrossFilesystem    = "cross-filesystem"
-	ReasonNotWritable        = "not-writable"
-	ReasonNoSpace            = "no-space"
-	ReasonClusterIDMissing   = "cluster-id-missing"
-	ReasonClusterIDMismatch  = "cluster-id-mismatch"
-	ReasonNodeIsVoter        = "node-is-voter"
-	ReasonDestIsSymlink      = "destination-is-symlink"
-	ReasonNoGoSignal         = "no-go-signal"
-	ReasonUnexpectedError    = "unexpected-error"
+	ReasonInvalidInput          = "invalid-input"
+	ReasonNoVolume              = "no-volume"
+	ReasonNoLogDir              = "no-log-dir"
+	ReasonNotFound              = "not-found"
+	ReasonAmbiguous             = "ambiguous"
+	ReasonNodeIDMissing         = "node-id-missing"
+	ReasonNodeIDMismatch        = "node-id-mismatch"
+	ReasonLogDirIsVolumeRoot    = "logdir-is-volume-root"
+	ReasonTargetIsSymlink       = "target-is-symlink"
+	ReasonTargetEscapes         = "target-escapes-logdir"
+	ReasonWrongType             = "wrong-type"
+	ReasonDestinationExists     = "destination-exists"
+	ReasonCrossFilesystem       = "cross-filesystem"
+	ReasonNotWritable           = "not-writable"
+	ReasonNoSpace               = "no-space"
+	ReasonClusterIDMissing      = "cluster-id-missing"
+	ReasonClusterIDMismatch     = "cluster-id-mismatch"
+	ReasonNodeIsVoter           = "node-is-voter"
+	ReasonRoleUnknown           = "role-unknown"
+	ReasonQuorumStateUnreadable = "quorum-state-unreadable"
+	ReasonCannotMeasure         = "cannot-measure"
+	ReasonKafkaRunning          = "kafka-running"
+	ReasonDestIsSymlink         = "destination-is-symlink"
+	ReasonNoGoSignal            = "no-go-signal"
+	ReasonUnexpectedError       = "unexpected-error"
 )
 
 // reasonText explains each reason to a person.
 var reasonText = map[string]string{
-	ReasonInvalidInput:       "the script rejected its input (the bot's validation and the script's disagree: a bug)",
-	ReasonNoVolume:           "no claim was mounted in the debug pod",
-	ReasonNoLogDir:           "no Kafka log dir (a directory with meta.properties) was found on the volume",
-	ReasonNotFound:           "the target is in no log dir and not in the backup",
-	ReasonAmbiguous:          "the target is in more than one log dir; the bot does not guess",
-	ReasonNodeIDMissing:      "meta.properties has no node.id or broker.id",
-	ReasonNodeIDMismatch:     "meta.properties belongs to another node: wrong volume",
-	ReasonLogDirIsVolumeRoot: "the log dir is the volume root, so there is no place on the volume outside it for a backup",
-	ReasonTargetIsSymlink:    "the target is a symbolic link",
-	ReasonTargetEscapes:      "the target resolves outside its log dir",
-	ReasonWrongType:          "the target is not the kind of file the action expects",
-	ReasonDestinationExists:  "the backup destination already exists; nothing is overwritten",
-	ReasonCrossFilesystem:    "source and backup are on different filesystems, so the move would be a copy",
-	ReasonNotWritable:        "the debug pod cannot write the log dir or the volume root (fsGroup?)",
-	ReasonNoSpace:            "the volume has no room for the broker to rebuild what is moved",
-	ReasonClusterIDMissing:   "a meta.properties on the volume has no cluster.id",
-	ReasonClusterIDMismatch:  "meta.properties belongs to another cluster (or the log dirs disagree): wrong volume",
-	ReasonNodeIsVoter:        "the node's quorum-state lists it as a controller-quorum voter: it is a controller, not a broker-only node",
-	ReasonDestIsSymlink:      "a symbolic link inside the backup folder would redirect the move; nothing was moved",
-	ReasonNoGoSignal:         "the bot gave no go signal in time (it never saw Kafka stopped); nothing was moved",
-	ReasonUnexpectedError:    "a command in the script failed unexpectedly",
+	ReasonInvalidInput:          "the script rejected its input (the bot's validation and the script's disagree: a bug)",
+	ReasonNoVolume:              "no claim was mounted in the debug pod",
+	ReasonNoLogDir:              "no Kafka log dir (a directory with meta.properties) was found on the volume",
+	ReasonNotFound:              "the target is in no log dir and not in the backup",
+	ReasonAmbiguous:             "the target is in more than one log dir; the bot does not guess",
+	ReasonNodeIDMissing:         "meta.properties has no node.id or broker.id",
+	ReasonNodeIDMismatch:        "meta.properties belongs to another node: wrong volume",
+	ReasonLogDirIsVolumeRoot:    "the log dir is the volume root, so there is no place on the volume outside it for a backup",
+	ReasonTargetIsSymlink:       "the target is a symbolic link",
+	ReasonTargetEscapes:         "the target resolves outside its log dir",
+	ReasonWrongType:             "the target is not the kind of file the action expects",
+	ReasonDestinationExists:     "the backup destination already exists; nothing is overwritten",
+	ReasonCrossFilesystem:       "source and backup are on different filesystems, so the move would be a copy",
+	ReasonNotWritable:           "the debug pod cannot write the log dir or the volume root (fsGroup?)",
+	ReasonNoSpace:               "the volume has no room for the broker to rebuild what is moved",
+	ReasonClusterIDMissing:      "a meta.properties on the volume has no cluster.id",
+	ReasonClusterIDMismatch:     "meta.properties belongs to another cluster (or the log dirs disagree): wrong volume",
+	ReasonNodeIsVoter:           "what Kafka wrote on the volume (quorum-state, or a Voters record of the metadata log) lists the node as a controller-quorum voter: it is a controller, not a broker-only node",
+	ReasonRoleUnknown:           "nothing Kafka wrote on the volume tells whether the node is a controller (no quorum-state listing the voters, no Voters record matching its directory id)",
+	ReasonQuorumStateUnreadable: "the node's quorum-state cannot be read, so its role is unknown",
+	ReasonCannotMeasure:         "the size of what would move could not be measured (find failed), so the free-space check cannot be trusted",
+	ReasonKafkaRunning:          "Kafka holds its lock on the log dir (or is writing it) right before the move: it is running; nothing was moved",
+	ReasonDestIsSymlink:         "a symbolic link inside the backup folder would redirect the move; nothing was moved",
+	ReasonNoGoSignal:            "the bot gave no go signal in time (it never saw Kafka stopped); nothing was moved",
+	ReasonUnexpectedError:       "a command in the script failed unexpectedly",
 }
 
 // ScriptResult is the parsed result line of one script run.

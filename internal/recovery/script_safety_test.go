@@ -71,10 +71,11 @@ func TestSafety05_ScriptRefusesWhenQuorumStateListsNodeAsVoter(t *testing.T) {
 			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
 		},
 		{
-			name:       "no-voter-list-observer",
-			layout:     withQuorumState(`{"leaderId":1,"leaderEpoch":12,"votedId":-1,"currentVoters":null,"data_version":1}`),
-			wantStatus: StatusMoved, moves: metaMove,
-			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
+			// No voter list and no Voters record: the role cannot be read
+			// (issue 27: this moved before, as an "observer").
+			name:     "no-voter-list-is-role-unknown",
+			layout:   withQuorumState(`{"leaderId":1,"leaderEpoch":12,"votedId":-1,"currentVoters":null,"data_version":1}`),
+			wantExit: 2, wantStatus: StatusRefused, wantReason: ReasonRoleUnknown,
 		},
 	})
 }
@@ -289,7 +290,7 @@ func TestSafety04_ScriptMovesOnlyBeforeTheGoDeadline(t *testing.T) {
 		refusedNoGo("another-repairs-fresh-go-refused", "appr-0002.9999999999"),
 		refusedNoGo("id-prefix-only-refused", "appr-000.9999999999"),
 		{
-			name: "fresh-go-moves", layout: bitnamiLayout, goFirst: goWithDeadline(time.Minute),
+			name: "fresh-go-moves", layout: bitnamiLayout, goFirst: goWithDeadline(10 * time.Minute),
 			env:        map[string]string{EnvGoWait: "30"},
 			wantStatus: StatusMoved, moves: metaMove,
 			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",
@@ -298,7 +299,7 @@ func TestSafety04_ScriptMovesOnlyBeforeTheGoDeadline(t *testing.T) {
 		{
 			name:   "expired-go-then-newer-go-moves",
 			layout: bitnamiLayout, goFirst: goWithDeadline(-time.Minute),
-			goLater: 1500 * time.Millisecond, goLaterValue: goWithDeadline(time.Minute),
+			goLater: 1500 * time.Millisecond, goLaterValue: goWithDeadline(10 * time.Minute),
 			env:        map[string]string{EnvGoWait: "30"},
 			wantStatus: StatusMoved, moves: metaMove,
 			wantSource: "0/data/__cluster_metadata-0", wantDest: bk + "/data/__cluster_metadata-0",

@@ -99,6 +99,7 @@ func TestHostileTokenIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := installAs(t, env, tc.namespace, tc.sa, true)
 			kc, c := b.cluster(t, env)
+			nameLayoutBrokers(t, env, b, c) // deploy/'s defaults name the Bitnami and Strimzi brokers only
 			waitForAdmission(t, kc, b.kafkaNS, kube.AdmissionEnforced)
 			ctx := testContext(t)
 			inner := &countingRepairer{}

@@ -1,0 +1,220 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kafka-chatops/kafkabot/internal/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/testenv"
+)
+
+// nameLayoutBrokers sets hostile.BrokerParams on the bot's Namespace (the
+// policy's parameters), so the brokers of every hostile layout are named,
+// restores the previous values when the test ends, and waits until the API
+// server applies them (it reads parameters asynchronously).
+func nameLayoutBrokers(t *testing.T, env *testenv.Env, b botInstall, c hostile.Cluster) {
+	t.Helper()
+	ctx := testContext(t)
+	ns, err := env.Clientset.CoreV1().Namespaces().Get(ctx, b.namespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, restore := map[string]any{}, map[string]any{}
+	for k, v := range hostile.BrokerParams() {
+		set[k] = v
+		if old, ok := ns.Annotations[k]; ok {
+			restore[k] = old
+		} else {
+			restore[k] = nil
+		}
+	}
+	patch := func(ctx context.Context, annotations map[string]any) error {
+		data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+		if err != nil {
+			return err
+		}
+		_, err = env.Clientset.CoreV1().Namespaces().Patch(ctx, b.namespace, types.MergePatchType, data, metav1.PatchOptions{})
+		return err
+	}
+	if err := patch(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := patch(context.Background(), restore); err != nil {
+			t.Errorf("restoring the policy's parameters: %v", err)
+		}
+	})
+	// The last layout (plain manifests, kafka-1) is named only by these.
+	layouts := hostile.Layouts(b.kafkaNS, "node-1")
+	pod, err := layouts[len(layouts)-1].DebugPod()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, "the policy to read the broker parameters", func(ctx context.Context) (bool, error) {
+		_, err := c.Bot.CoreV1().Pods(b.kafkaNS).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil, nil
+	})
+}
+
+// runShapes tries the named shapes of hostile.Shapes as the bot: each must
+// exist and be refused by the layer and rule it names.
+func runShapes(t *testing.T, c hostile.Cluster, names []string) {
+	t.Helper()
+	ctx := testContext(t)
+	byName := map[string]hostile.Shape{}
+	for _, s := range hostile.Shapes() {
+		byName[s.Name] = s
+	}
+	for _, name := range names {
+		s, ok := byName[name]
+		if !ok {
+			t.Errorf("no shape %q in hostile.Shapes", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			if err := s.Check(s.Try(ctx, c)); err != nil {
+				t.Errorf("%s (want refused by %s): %v", name, s.Layer, err)
+			}
+		})
+	}
+}
+
+// genuineAdmitted: the bot's real debug pod of every layout is admitted (so
+// the refusals come from the rules, not from a policy that refuses all).
+func genuineAdmitted(t *testing.T, b botInstall, c hostile.Cluster) {
+	t.Helper()
+	ctx := testContext(t)
+	for _, l := range hostile.Layouts(b.kafkaNS, "node-1") {
+		pod, err := l.DebugPod()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Bot.CoreV1().Pods(b.kafkaNS).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Errorf("the bot's debug pod for %s was refused: %v", l.Name, err)
+		}
+	}
+	// Its go, on its own existing debug pod, as the bot gives it.
+	goPatch := `{"metadata":{"annotations":{"kafkabot/go":"hostile-` + hostile.OtherBrokerName + `.1767225600"}}}`
+	if _, err := c.Bot.CoreV1().Pods(b.kafkaNS).Patch(ctx, hostile.OtherDebugPod, types.MergePatchType, []byte(goPatch),
+		metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the bot's go on its own debug pod was refused: %v", err)
+	}
+}
+
+// containmentCluster installs the bot as deploy/ does, the shapes'
+// targets, and the broker parameters of every layout.
+func containmentCluster(t *testing.T) (botInstall, hostile.Cluster) {
+	t.Helper()
+	env := testenv.Start(t)
+	b := installAs(t, env, testenv.BotNamespace, testenv.BotServiceAccount, true)
+	kc, c := b.cluster(t, env)
+	t.Cleanup(func() {
+		if err := hostile.Uninstall(context.Background(), env.Clientset, c); err != nil {
+			t.Error(err)
+		}
+	})
+	nameLayoutBrokers(t, env, b, c)
+	waitForAdmission(t, kc, b.kafkaNS, kube.AdmissionEnforced)
+	return b, c
+}
+
+// TestContainment1_DebugPodsAreBoundToTheAdministratorsBrokers (issue 27
+// item 1, review finding 1), on the real API server with deploy/'s policy:
+// a debug pod serves only a broker pod the administrator's parameters name
+// (kafkabot.io/broker-pods), mounts only claims its templates name for that
+// pod, compared whole, cannot skip the node-id check, carries no go at
+// creation and waits only for its own repair's go; one name per broker pod
+// bounds how many exist at once. Before the fix every shape here was
+// admitted (the claim rule was endsWith/startsWith on a label the creator
+// picks, any KB_* value and any annotation were free).
+func TestContainment1_DebugPodsAreBoundToTheAdministratorsBrokers(t *testing.T) {
+	b, c := containmentCluster(t)
+	genuineAdmitted(t, b, c)
+	runShapes(t, c, []string{
+		"a controller's claim, the label naming the controller pod, node-id check skipped",
+		"label '0': a broker's and a controller's claim in one pod",
+		"label 'postgres': a non-Kafka claim (any hyphenated claim)",
+		"a named broker's label with a claim no template names",
+		"a claim named like the broker's with a suffix",
+		"named kafkabot-repair-<other> (a second debug pod for one broker)",
+		"KB_NODE_ID_CHECK=skip",
+		"KB_NODE_ID_CHECK twice, require then skip (the last one wins)",
+		"KB_MOUNT_ROOT elsewhere",
+		"KB_GO_WANT chosen by the creator",
+		"KB_GO_WAIT as long as the deadline",
+		"the go annotation present at creation",
+		"set the go of another repair on a debug pod",
+		"a go without a deadline",
+	})
+}
+
+// TestContainment2_PolicyPinsEveryFieldTheBotSets (issue 27 item 2, review
+// finding 2), on the real API server: the fields that act outside the
+// repair script are pinned to what the bot sets, at creation and on
+// update. Before the fix every shape here was admitted.
+func TestContainment2_PolicyPinsEveryFieldTheBotSets(t *testing.T) {
+	b, c := containmentCluster(t)
+	genuineAdmitted(t, b, c)
+	runShapes(t, c, []string{
+		"extra labels matching the Kafka Service and PDB selectors",
+		"fsGroup with fsGroupChangePolicy Always (re-owns every file of the volume)",
+		"fsGroup without fsGroupChangePolicy (the kubelet's default is Always)",
+		"runAsGroup 0",
+		"supplementalGroups [0]",
+		"a priority class the parameters do not list",
+		"a toleration of every taint",
+		"a pod anti-affinity",
+		"node affinity to the broker's node or any control-plane node",
+		"a node selector",
+		"huge requests and limits (the scheduler preempts pods)",
+		"no memory limit",
+		"an owner reference to the broker's StatefulSet",
+		"a finalizer (the pod never goes away)",
+		"subPath on the claim mount (a second mount of one filesystem)",
+		"subPathExpr on the claim mount",
+		"the claim mounted over the image's /bin",
+		"the go file mounted writable",
+		"the go volume exposing another annotation",
+		"no volumes at all (pure resource spam)",
+		"a hostname and subdomain (a headless Service's DNS name)",
+		"a shared process namespace",
+		"an AppArmor unconfined annotation",
+		"add a finalizer to a debug pod",
+		"add an owner reference to a debug pod",
+		"change another annotation of a debug pod",
+		"add a label to a debug pod",
+	})
+}
+
+// TestContainment10_DeletesOnlyOfBrokersTheParametersName (issue 27 item 2,
+// review finding 10), on the real API server: a plain StatefulSet's combined
+// node, whose roles are only in its properties file, cannot be deleted by
+// the bot's identity; the brokers the parameters name can. Before the fix
+// the combined node was deletable (labelled app=kafka, no controller label
+// or literal env).
+func TestContainment10_DeletesOnlyOfBrokersTheParametersName(t *testing.T) {
+	b, c := containmentCluster(t)
+	runShapes(t, c, []string{
+		"delete a combined node whose roles are only in its properties file",
+		"delete a KRaft controller pod",
+		"delete the operator's pod",
+	})
+	env := testenv.Start(t)
+	ctx := testContext(t)
+	for _, l := range hostile.Layouts(b.kafkaNS, "node-1") {
+		broker := l.Broker.DeepCopy()
+		broker.UID, broker.Status, broker.Spec.NodeName = "", corev1.PodStatus{}, ""
+		if _, err := env.Clientset.CoreV1().Pods(b.kafkaNS).Create(ctx, broker, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Bot.CoreV1().Pods(b.kafkaNS).Delete(ctx, broker.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Errorf("the bot may not delete the %s broker %s, which the parameters name: %v", l.Name, broker.Name, err)
+		}
+	}
+}
