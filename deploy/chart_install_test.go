@@ -188,6 +188,20 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 		}
 	})
 
+	// Kubernetes older than 1.30 is refused, naming the requirement. The
+	// test's API server is newer: Helm's --kube-version stands in for an
+	// older one while lookup still reaches the cluster (template
+	// --dry-run=server).
+	t.Run("old Kubernetes", func(t *testing.T) {
+		h := hs[0]
+		ns := env.Namespace(t, "chatops-old-kube", nil)
+		_, stderr, ok := h.run(t, "template", "kafkabot-old", chartDir, "--namespace", ns, "--dry-run=server", "--kube-version", "1.29.4",
+			"--kubeconfig", kubeconfig, "--set", "image.digest="+testDigest, "--set", "kafkaNamespaces={"+ns+"-kafka}")
+		if ok || !strings.Contains(stderr, "kafkabot needs Kubernetes >= 1.30 (its admission policy is a ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1, GA in 1.30); this cluster runs v1.29.4") {
+			t.Errorf("helm template --dry-run=server --kube-version 1.29.4: ok=%v\n%s", ok, stderr)
+		}
+	})
+
 	type installed struct {
 		h                 helm
 		release, botNS    string
