@@ -7,7 +7,7 @@
 # (user, entrypoint, command, labels) as an OCI tarball; a test
 # (internal/ociimage/botimage) compares the two. With Docker:
 #
-#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#   docker build --build-arg VERSION="$(cat VERSION)" \
 #     --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg CREATED="$(date -u -d @"$(git log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)" .
 

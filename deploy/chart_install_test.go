@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -120,6 +122,86 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 		}
 	})
 
+	// The chart takes its namespace over (labels it Pod Security
+	// restricted, keeps it on uninstall): it refuses default, kube-system
+	// and a namespace that holds someone else's workloads, and an install
+	// of the image by tag, before it creates anything.
+	t.Run("refusals", func(t *testing.T) {
+		h := hs[0]
+		kafka := env.Namespace(t, "kafka-refusals", nil)
+		crowded := env.Namespace(t, "crowded", nil)
+		other := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "someone-elses-app", Namespace: crowded},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "theirs"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.invalid/app@" + testDigest}}},
+				},
+			},
+		}
+		if _, err := env.Clientset.AppsV1().Deployments(crowded).Create(ctx, other, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		empty := env.Namespace(t, "chatops-no-digest", nil)
+		for _, tc := range []struct {
+			namespace string
+			digest    bool
+			want      string
+		}{
+			{"default", true, `refusing to install into namespace "default": the chart takes its namespace over`},
+			{"kube-system", true, `refusing to install into namespace "kube-system"`},
+			{crowded, true, `refusing to install into namespace "` + crowded + `": it holds workloads of others (Deployment/someone-elses-app)`},
+			{empty, false, "image.digest is required to install: this chart (from a checkout, not a release) names the image by its version tag ghcr.io/kafka-chatops/kafkabot:"},
+		} {
+			before, err := env.Clientset.CoreV1().Namespaces().Get(ctx, tc.namespace, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"install", "kafkabot-refused", chartDir, "--namespace", tc.namespace, "--take-ownership",
+				"--kubeconfig", kubeconfig, "--set", "kafkaNamespaces={" + kafka + "}"}
+			if tc.digest {
+				args = append(args, "--set", "image.digest="+testDigest)
+			}
+			stdout, stderr, ok := h.run(t, args...)
+			if ok {
+				t.Errorf("helm install into %s succeeded:\n%s", tc.namespace, stdout)
+				continue
+			}
+			if !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "Nothing was installed") {
+				t.Errorf("helm install into %s failed without saying %q:\n%s", tc.namespace, tc.want, stderr)
+			}
+			after, err := env.Clientset.CoreV1().Namespaces().Get(ctx, tc.namespace, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(before.Labels, after.Labels) || !maps.Equal(before.Annotations, after.Annotations) {
+				t.Errorf("the refused install changed namespace %s: labels %v -> %v", tc.namespace, before.Labels, after.Labels)
+			}
+			roles, err := env.Clientset.RbacV1().Roles(kafka).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=kafkabot-refused"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(roles.Items) > 0 {
+				t.Errorf("the refused install into %s created %d Roles in %s", tc.namespace, len(roles.Items), kafka)
+			}
+		}
+	})
+
+	// Kubernetes older than 1.30 is refused, naming the requirement. The
+	// test's API server is newer: Helm's --kube-version stands in for an
+	// older one while lookup still reaches the cluster (template
+	// --dry-run=server).
+	t.Run("old Kubernetes", func(t *testing.T) {
+		h := hs[0]
+		ns := env.Namespace(t, "chatops-old-kube", nil)
+		_, stderr, ok := h.run(t, "template", "kafkabot-old", chartDir, "--namespace", ns, "--dry-run=server", "--kube-version", "1.29.4",
+			"--kubeconfig", kubeconfig, "--set", "image.digest="+testDigest, "--set", "kafkaNamespaces={"+ns+"-kafka}")
+		if ok || !strings.Contains(stderr, "kafkabot needs Kubernetes >= 1.30 (its admission policy is a ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1, GA in 1.30); this cluster runs v1.29.4") {
+			t.Errorf("helm template --dry-run=server --kube-version 1.29.4: ok=%v\n%s", ok, stderr)
+		}
+	})
+
 	type installed struct {
 		h                 helm
 		release, botNS    string
@@ -171,6 +253,13 @@ func TestChartInstallsWhatTheBotNeeds(t *testing.T) {
 		}
 		if !strings.Contains(stdout, "STATUS: deployed") {
 			t.Errorf("%s install did not report the release deployed:\n%s", h.name, stdout)
+		}
+		// The NOTES open with what the release did cluster-wide.
+		if i == 0 {
+			_, notes, _ := strings.Cut(stdout, "NOTES:\n")
+			if head := strings.Join(strings.SplitN(notes, "\n", 5), "\n"); !strings.Contains(head, "CLUSTER-WIDE: this release created the ValidatingAdmissionPolicy kafka-bot-guard") {
+				t.Errorf("%s install's NOTES do not open with the cluster-wide policy:\n%s", h.name, notes)
+			}
 		}
 		r.serviceAccountCfg = env.ImpersonatedConfig(r.botNS + "/" + serviceAccount)
 		releases = append(releases, r)

@@ -39,12 +39,13 @@ func (h helm) template(t *testing.T, namespace string, args ...string) (stdout, 
 	return h.run(t, append([]string{"template", release, chartDir, "--namespace", namespace, "--kube-version", kubeVersion}, args...)...)
 }
 
-// TestChartGolden renders the chart with its default values (plus the one
-// required value, the image digest) and with a two-namespace values file, with
+// TestChartGolden renders the chart with its default values (plus the image
+// digest an install requires), with a two-namespace values file and with a
+// three-cluster one, with
 // Helm 3 and Helm 4, and compares the output with the checked-in renderings
 // (go test ./deploy -update rewrites them).
 func TestChartGolden(t *testing.T) {
-	for _, name := range []string{"default", "two-namespaces"} {
+	for _, name := range []string{"default", "two-namespaces", "multi-cluster"} {
 		values := filepath.Join(chartTestdata, "values", name+".yaml")
 		golden := filepath.Join(chartTestdata, "golden", name+".yaml")
 		for i, h := range helms(t) {
@@ -280,9 +281,11 @@ var intentionalDifferences = []intentional{
 		}},
 	{"the release Namespace is kept on helm uninstall (helm.sh/resource-policy: keep): it holds the release record and perhaps the operator's Secret",
 		func(c, _ map[string]any) { deleteNested(c, "metadata", "annotations", "helm.sh/resource-policy") }},
-	{"the Deployment's pods roll when the ConfigMap changes (checksum/config annotation)",
+	{"the Deployment's pods roll when the ConfigMap, the clusters list or the chart-managed Secret changes (checksum/* annotations)",
 		func(c, _ map[string]any) {
-			deleteNested(c, "spec", "template", "metadata", "annotations", "checksum/config")
+			for _, a := range []string{"checksum/config", "checksum/clusters", "checksum/secret"} {
+				deleteNested(c, "spec", "template", "metadata", "annotations", a)
+			}
 			if a, ok := nested(c, "spec", "template", "metadata", "annotations").(map[string]any); ok && len(a) == 0 {
 				deleteNested(c, "spec", "template", "metadata", "annotations")
 			}

@@ -6,16 +6,23 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"crypto/x509"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
 	"github.com/kafka-chatops/kafkabot/internal/ociimage/botimage"
@@ -99,12 +106,7 @@ func printed(t *testing.T, out string) (ref, digest string) {
 }
 
 // runConfig is what `skopeo inspect --config` shows of a config.
-type runConfig struct {
-	Config ociimage.Config `json:"config"`
-	RootFS struct {
-		DiffIDs []string `json:"diff_ids"`
-	} `json:"rootfs"`
-}
+type runConfig = v1.ConfigFile
 
 func TestTheProductImageIsReproducibleAndReadsBackWithSkopeo(t *testing.T) {
 	root := repoRoot(t)
@@ -159,7 +161,10 @@ func TestTheProductImageIsReproducibleAndReadsBackWithSkopeo(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cfg.Config
-	version := git(t, "describe", "--tags", "--always", "--dirty")
+	version, err := botimage.ReadVersion(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c.User != "65532:65532" || !slices.Equal(c.Entrypoint, []string{"/bot"}) || !slices.Equal(c.Cmd, []string{"serve"}) {
 		t.Errorf("config %+v: want user 65532:65532, entrypoint /bot, command serve", c)
 	}
@@ -175,9 +180,9 @@ func TestTheProductImageIsReproducibleAndReadsBackWithSkopeo(t *testing.T) {
 	// does) keeps the one printed: the layers are already compressed.
 	ociDir := filepath.Join(dir, "oci")
 	skopeo(t, "copy", "--quiet", "--preserve-digests", "oci-archive:"+second, "oci:"+ociDir+":t")
-	var idx ociimage.Index
+	var idx v1.IndexManifest
 	readJSON(t, filepath.Join(ociDir, "index.json"), &idx)
-	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest != digest {
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest.String() != digest {
 		t.Errorf("after skopeo copy the index names %+v, want %s", idx.Manifests, digest)
 	}
 
@@ -206,8 +211,8 @@ func TestTheProductImageIsReproducibleAndReadsBackWithSkopeo(t *testing.T) {
 		t.Fatal(err)
 	}
 	vout, err := exec.Command(botPath, "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(vout), version) {
-		t.Errorf("/bot version: %q, %v; want %s", vout, err, version)
+	if wantCommit := "commit " + git(t, "rev-parse", "HEAD")[:12]; err != nil || !strings.Contains(string(vout), "bot "+version+" ("+wantCommit) {
+		t.Errorf("/bot version: %q, %v; want %s (%s, ...)", vout, err, version, wantCommit)
 	}
 }
 
@@ -231,7 +236,6 @@ func TestTheBaseOptionStacksTheBotOnABase(t *testing.T) {
 			{Path: "etc/os-release", Mode: 0o644, Data: []byte("ID=test-base\n")},
 		},
 		Config: ociimage.Config{User: "nonroot", WorkingDir: "/home/nonroot", Env: []string{"PATH=/usr/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}},
-		Gzip:   true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +267,9 @@ func TestTheBaseOptionStacksTheBotOnABase(t *testing.T) {
 	}
 	ociDir := filepath.Join(dir, "oci")
 	skopeo(t, "copy", "--quiet", "--preserve-digests", "oci-archive:"+out, "oci:"+ociDir+":t")
-	var idx ociimage.Index
+	var idx v1.IndexManifest
 	readJSON(t, filepath.Join(ociDir, "index.json"), &idx)
-	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest != digest {
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest.String() != digest {
 		t.Errorf("after skopeo copy the index names %+v, want %s", idx.Manifests, digest)
 	}
 	files := unpack(t, skopeo, out, filepath.Join(dir, "dir"))
@@ -290,6 +294,128 @@ func TestTheBaseOptionStacksTheBotOnABase(t *testing.T) {
 	}
 }
 
+// TestTheMultiArchImageReadsBackWithSkopeo builds the release's image, for
+// linux/amd64 and linux/arm64, from scratch and on a two-platform base (as
+// `skopeo copy --all docker://gcr.io/distroless/static-debian12:nonroot
+// oci-archive:` gives), and reads each back with skopeo: an OCI image index
+// naming one image per platform, each with the bot built for it.
+func TestTheMultiArchImageReadsBackWithSkopeo(t *testing.T) {
+	root := repoRoot(t)
+	requireTools(t, root)
+	dir := t.TempDir()
+
+	// A two-platform base, its files marking the platform.
+	var baseImages []ociimage.Image
+	for _, arch := range []string{"amd64", "arm64"} {
+		baseImages = append(baseImages, ociimage.Image{
+			Architecture: arch,
+			Files: []ociimage.File{
+				{Path: "etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
+				{Path: "etc/os-release", Mode: 0o644, Data: []byte("ID=test-base-" + arch + "\n")},
+			},
+			Config: ociimage.Config{User: "nonroot", Env: []string{"PATH=/usr/bin"}},
+		})
+	}
+	base := filepath.Join(dir, "base.tar")
+	var baseBuf bytes.Buffer
+	baseRef, err := ociimage.WriteIndex(&baseBuf, "example.local/static:nonroot", baseImages, false, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(base, baseBuf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"from scratch", nil},
+		{"on a base", []string{"-base", base}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "multi.tar")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"-out", out, "-no-download", "-platforms", "linux/amd64,linux/arm64"}, tc.args...)
+			if err := run(args, &stdout, &stderr); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			_, digest := printed(t, stdout.String())
+			perArch := map[string]string{}
+			for _, line := range strings.Split(stdout.String(), "\n") {
+				if k, v, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(k, "linux/") {
+					perArch[strings.TrimPrefix(k, "linux/")] = strings.TrimSpace(v)
+				}
+			}
+
+			// skopeo reads the index the printed digest names.
+			raw := skopeo(t, "inspect", "--raw", "oci-archive:"+out)
+			if sum := sha256.Sum256(raw); "sha256:"+hex.EncodeToString(sum[:]) != digest {
+				t.Errorf("skopeo reads an index of digest sha256:%x, the build printed %s", sum, digest)
+			}
+			var idx v1.IndexManifest
+			if err := json.Unmarshal(raw, &idx); err != nil {
+				t.Fatal(err)
+			}
+			if idx.MediaType != "application/vnd.oci.image.index.v1+json" || len(idx.Manifests) != 2 {
+				t.Fatalf("skopeo reads %s with %d manifests, want an OCI image index of 2", idx.MediaType, len(idx.Manifests))
+			}
+			for _, d := range idx.Manifests {
+				arch := d.Platform.Architecture
+				if d.Platform.OS != "linux" || d.Digest.String() != perArch[arch] {
+					t.Errorf("index entry %+v; the build printed %v", d, perArch)
+				}
+				// skopeo picks the platform's image, as a node of that
+				// architecture pulling the index would.
+				var cfg runConfig
+				if err := json.Unmarshal(skopeo(t, "--override-arch", arch, "--override-os", "linux", "inspect", "--config", "oci-archive:"+out), &cfg); err != nil {
+					t.Fatal(err)
+				}
+				if cfg.Architecture != arch || cfg.Config.User != "65532:65532" || !slices.Equal(cfg.Config.Entrypoint, []string{"/bot"}) {
+					t.Errorf("%s: config %+v", arch, cfg)
+				}
+				files := unpackArch(t, out, arch, filepath.Join(t.TempDir(), arch))
+				bot, err := elf.NewFile(bytes.NewReader(files["bot"].data))
+				if err != nil {
+					t.Fatalf("%s: /bot: %v", arch, err)
+				}
+				want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]
+				if bot.Machine != want {
+					t.Errorf("%s image: /bot is for %v", arch, bot.Machine)
+				}
+				if len(tc.args) > 0 && string(files["etc/os-release"].data) != "ID=test-base-"+arch+"\n" {
+					t.Errorf("%s image: os-release %q, want the %s base's", arch, files["etc/os-release"].data, arch)
+				}
+			}
+			if len(tc.args) > 0 && !strings.Contains(stderr.String(), baseRef.Images[1].ManifestDigest) {
+				t.Errorf("the build does not report the arm64 base it used: %q", stderr.String())
+			}
+
+			// A push (what hack/release.sh --push does, to a registry on
+			// loopback here: go-containerregistry's) copies the whole index,
+			// digests kept, and a pull of the tag by either architecture
+			// gets its image.
+			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+			t.Cleanup(reg.Close)
+			dest := "docker://" + strings.TrimPrefix(reg.URL, "http://") + "/kafkabot:0.0.0-test"
+			skopeo(t, "copy", "--quiet", "--all", "--preserve-digests", "--dest-tls-verify=false", "oci-archive:"+out, dest)
+			pushed := skopeo(t, "inspect", "--raw", "--tls-verify=false", dest)
+			if sum := sha256.Sum256(pushed); "sha256:"+hex.EncodeToString(sum[:]) != digest {
+				t.Errorf("the registry serves an index of digest sha256:%x, the build printed %s", sum, digest)
+			}
+			for arch := range perArch {
+				var cfg runConfig
+				if err := json.Unmarshal(skopeo(t, "--override-arch", arch, "--override-os", "linux", "inspect", "--config", "--tls-verify=false", dest), &cfg); err != nil {
+					t.Fatal(err)
+				}
+				if cfg.Architecture != arch {
+					t.Errorf("a linux/%s pull of %s gets an image for %s", arch, dest, cfg.Architecture)
+				}
+			}
+		})
+	}
+}
+
 func TestRunRefusesBadArguments(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -299,6 +425,9 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-created", "yesterday"}, "want Unix seconds"},
 		{[]string{"-created", "-5"}, "want Unix seconds"},
 		{[]string{"-base", "/nonexistent/base.tar"}, "/nonexistent/base.tar"},
+		{[]string{"-platforms", "linux/amd64,windows/amd64"}, "not linux/ARCH"},
+		{[]string{"-platforms", "linux/arm64,linux/arm64"}, "listed twice"},
+		{[]string{"-platforms", "linux/arm64", "-arch", "arm64"}, "exclude each other"},
 	} {
 		err := run(tc.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -317,16 +446,29 @@ type file struct {
 func unpack(t *testing.T, skopeo func(*testing.T, ...string) []byte, archive, dir string) map[string]file {
 	t.Helper()
 	skopeo(t, "copy", "--quiet", "oci-archive:"+archive, "dir:"+dir)
-	var m ociimage.Manifest
+	return applyLayers(t, dir)
+}
+
+// unpackArch is unpack for the image of one architecture of an index.
+func unpackArch(t *testing.T, archive, arch, dir string) map[string]file {
+	t.Helper()
+	skopeo(t, "--override-arch", arch, "--override-os", "linux", "copy", "--quiet", "oci-archive:"+archive, "dir:"+dir)
+	return applyLayers(t, dir)
+}
+
+// applyLayers applies the layers of an image skopeo copied to dir.
+func applyLayers(t *testing.T, dir string) map[string]file {
+	t.Helper()
+	var m v1.Manifest
 	readJSON(t, filepath.Join(dir, "manifest.json"), &m)
 	files := map[string]file{}
 	for _, l := range m.Layers {
-		blob, err := os.ReadFile(filepath.Join(dir, strings.TrimPrefix(l.Digest, "sha256:")))
+		blob, err := os.ReadFile(filepath.Join(dir, l.Digest.Hex))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var r io.Reader = bytes.NewReader(blob)
-		if strings.HasSuffix(l.MediaType, "+gzip") {
+		if strings.HasSuffix(string(l.MediaType), "+gzip") {
 			if r, err = gzip.NewReader(r); err != nil {
 				t.Fatal(err)
 			}

@@ -1,32 +1,23 @@
 package ociimage
 
 import (
-	"archive/tar"
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-)
 
-// Media types a base image may use besides the OCI ones Write emits. Docker's
-// schema 2 types are what `skopeo copy --format v2s2` or an old registry give;
-// their blobs are the same bytes under another name.
-const (
-	mediaTypeDockerManifest     = "application/vnd.docker.distribution.manifest.v2+json"
-	mediaTypeDockerManifestList = "application/vnd.docker.distribution.manifest.list.v2+json"
-	mediaTypeDockerConfig       = "application/vnd.docker.container.image.v1+json"
-	mediaTypeDockerLayerGzip    = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
-
-// maxMetadataBlob bounds index, manifest and config blobs: real ones are a
-// few KiB; anything larger is not an image this package should trust.
-const maxMetadataBlob = 4 << 20
 
 // Base is an image read from an OCI image-layout tarball by ReadBase, for
 // Write to stack a layer on (Image.Base). It is held in memory.
@@ -36,30 +27,25 @@ type Base struct {
 	// Architecture and OS are the base's platform.
 	Architecture, OS string
 	// Config is the base's runtime configuration (user, environment...).
-	Config Config
-	// Layers are the base's layers, bottom first.
-	Layers []BaseLayer
+	Config v1.Config
+	// Created is the base's creation time.
+	Created time.Time
+	// Layers are the base's layers, bottom first, with their bytes as the
+	// base has them (Docker media types become their OCI equivalents).
+	Layers []v1.Layer
 
-	// rawConfig is the whole config blob, so that Write keeps the fields
-	// this package does not model (ExposedPorts, StopSignal, history...).
-	rawConfig map[string]json.RawMessage
-}
-
-// BaseLayer is one layer of a base image, copied into the new image as is.
-type BaseLayer struct {
-	// Descriptor is the layer as the new manifest lists it (Docker media
-	// types translated to their OCI equivalents).
-	Descriptor Descriptor
-	// DiffID is the digest of the uncompressed layer, from the base config.
-	DiffID string
-	data   []byte
+	// config is the whole configuration, so that Write keeps what it does
+	// not change (exposed ports, stop signal, history...).
+	config *v1.ConfigFile
 }
 
 // ReadBase reads an OCI image-layout tar archive (what `skopeo copy
-// docker://... oci-archive:FILE` writes) and returns the one image in it for
-// the platform arch/goos (empty: amd64/linux). Every blob it uses is checked
-// against its digest and size; an archive holding several images for the
-// platform, none, or anything it cannot verify is an error, never a guess.
+// docker://... oci-archive:FILE` writes, with or without --all) and returns
+// the one image in it for the platform goos/arch (empty: linux/amd64).
+// go-containerregistry's validate checks every blob it uses against its
+// digest and size and every layer against its diff ID; an archive holding
+// several images for the platform, none, or anything that does not verify is
+// an error, never a guess.
 func ReadBase(r io.Reader, arch, goos string) (*Base, error) {
 	if arch == "" {
 		arch = "amd64"
@@ -67,125 +53,107 @@ func ReadBase(r io.Reader, arch, goos string) (*Base, error) {
 	if goos == "" {
 		goos = "linux"
 	}
-	files, err := readLayout(r)
+	dir, err := os.MkdirTemp("", "ociimage-base-")
 	if err != nil {
+		return nil, fmt.Errorf("ociimage: base: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := extractArchive(r, dir); err != nil {
 		return nil, err
 	}
-	layout, ok := files["oci-layout"]
-	if !ok {
+	layoutFile, err := os.ReadFile(filepath.Join(dir, "oci-layout"))
+	if err != nil {
 		return nil, errors.New("ociimage: base: no oci-layout file: not an OCI image layout archive (a `docker save` archive converts with `skopeo copy docker-archive:IN oci-archive:OUT`)")
 	}
 	var lv struct {
 		Version string `json:"imageLayoutVersion"`
 	}
-	if err := json.Unmarshal(layout, &lv); err != nil || lv.Version != "1.0.0" {
-		return nil, fmt.Errorf("ociimage: base: oci-layout %q: want imageLayoutVersion 1.0.0", layout)
+	if err := json.Unmarshal(layoutFile, &lv); err != nil || lv.Version != "1.0.0" {
+		return nil, fmt.Errorf("ociimage: base: oci-layout %q: want imageLayoutVersion 1.0.0", layoutFile)
 	}
-	indexJSON, ok := files["index.json"]
-	if !ok {
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
 		return nil, errors.New("ociimage: base: no index.json")
 	}
-	bl := baseLayout{files: files, arch: arch, os: goos}
-	if err := bl.walkIndex(indexJSON, 0); err != nil {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("ociimage: base: %w", err)
+	}
+	f := finder{arch: arch, os: goos, found: map[v1.Hash]v1.Image{}}
+	if err := f.walk(idx, 0); err != nil {
 		return nil, err
 	}
-	switch len(bl.found) {
+	switch len(f.found) {
 	case 0:
 		return nil, fmt.Errorf("ociimage: base: no image for %s/%s in the archive", goos, arch)
 	case 1:
 	default:
-		sort.Strings(bl.found)
+		var digests []string
+		for d := range f.found {
+			digests = append(digests, d.String())
+		}
+		sort.Strings(digests)
 		return nil, fmt.Errorf("ociimage: base: %d images for %s/%s in the archive (%s); copy exactly one with skopeo",
-			len(bl.found), goos, arch, strings.Join(bl.found, ", "))
+			len(f.found), goos, arch, strings.Join(digests, ", "))
 	}
-	return bl.base, nil
+	for digest, img := range f.found {
+		return load(digest, img)
+	}
+	panic("unreachable")
 }
 
-// readLayout returns the regular files of an archive by cleaned name.
-func readLayout(r io.Reader) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("ociimage: base: reading the archive: %w", err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
-		if _, dup := files[name]; dup {
-			return nil, fmt.Errorf("ociimage: base: %s appears twice in the archive", name)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, fmt.Errorf("ociimage: base: reading %s: %w", name, err)
-		}
-		files[name] = data
-	}
-	if len(files) == 0 {
-		return nil, errors.New("ociimage: base: the archive holds no files")
-	}
-	return files, nil
-}
-
-// baseLayout resolves an index to the manifests of one platform.
-type baseLayout struct {
-	files    map[string][]byte
+// finder walks an index to the images of one platform.
+type finder struct {
 	arch, os string
-	found    []string // digests of matching manifests
-	base     *Base
+	found    map[v1.Hash]v1.Image
 }
 
-// blob returns the verified blob a descriptor names.
-func (l *baseLayout) blob(d Descriptor, limit int64) ([]byte, error) {
-	alg, hexDigest, ok := strings.Cut(d.Digest, ":")
-	if !ok || alg != "sha256" || len(hexDigest) != 64 {
-		return nil, fmt.Errorf("ociimage: base: digest %q: only sha256 digests are supported", d.Digest)
-	}
-	if limit > 0 && d.Size > limit {
-		return nil, fmt.Errorf("ociimage: base: %s blob %s is %d bytes, more than the %d allowed", d.MediaType, d.Digest, d.Size, limit)
-	}
-	data, ok := l.files["blobs/sha256/"+hexDigest]
-	if !ok {
-		return nil, fmt.Errorf("ociimage: base: blob %s (%s) is missing from the archive", d.Digest, d.MediaType)
-	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != hexDigest || int64(len(data)) != d.Size {
-		return nil, fmt.Errorf("ociimage: base: blob %s does not match its descriptor (sha256:%s, %d bytes; descriptor says %d bytes)",
-			d.Digest, got, len(data), d.Size)
-	}
-	return data, nil
-}
-
-func (l *baseLayout) walkIndex(indexJSON []byte, depth int) error {
+func (f *finder) walk(idx v1.ImageIndex, depth int) error {
 	if depth > 4 {
 		return errors.New("ociimage: base: image indexes nested more than 4 deep")
 	}
-	var idx Index
-	if err := json.Unmarshal(indexJSON, &idx); err != nil {
+	m, err := idx.IndexManifest()
+	if err != nil {
 		return fmt.Errorf("ociimage: base: decoding an index: %w", err)
 	}
-	for _, d := range idx.Manifests {
-		if p := d.Platform; p != nil && (p.Architecture != l.arch || p.OS != l.os) {
+	for _, d := range m.Manifests {
+		if p := d.Platform; p != nil && (p.Architecture != f.arch || p.OS != f.os) {
 			continue
 		}
-		switch d.MediaType {
-		case MediaTypeIndex, mediaTypeDockerManifestList:
-			b, err := l.blob(d, maxMetadataBlob)
+		if err := checkDigest(d); err != nil {
+			return err
+		}
+		switch {
+		case d.MediaType.IsIndex():
+			child, err := idx.ImageIndex(d.Digest)
 			if err != nil {
+				return fmt.Errorf("ociimage: base: index %s: %w", d.Digest, err)
+			}
+			if err := f.walk(child, depth+1); err != nil {
 				return err
 			}
-			if err := l.walkIndex(b, depth+1); err != nil {
-				return err
+		case d.MediaType.IsImage():
+			if _, dup := f.found[d.Digest]; dup {
+				continue // the same image under a second name
 			}
-		case MediaTypeManifest, mediaTypeDockerManifest:
-			if err := l.manifest(d); err != nil {
-				return err
+			img, err := idx.Image(d.Digest)
+			if err != nil {
+				return fmt.Errorf("ociimage: base: image %s: %w", d.Digest, err)
 			}
+			mf, err := img.Manifest()
+			if err != nil {
+				return fmt.Errorf("ociimage: base: manifest %s: %w", d.Digest, err)
+			}
+			if !mf.Config.MediaType.IsConfig() {
+				return fmt.Errorf("ociimage: base: manifest %s: config media type %q is not an image config", d.Digest, mf.Config.MediaType)
+			}
+			cfg, err := img.ConfigFile()
+			if err != nil {
+				return fmt.Errorf("ociimage: base: the config of %s: %w", d.Digest, err)
+			}
+			if cfg.Architecture != f.arch || cfg.OS != f.os {
+				continue // an unannotated entry for another platform
+			}
+			f.found[d.Digest] = img
 		default:
 			return fmt.Errorf("ociimage: base: index entry %s has media type %q, not an image manifest or index", d.Digest, d.MediaType)
 		}
@@ -193,160 +161,66 @@ func (l *baseLayout) walkIndex(indexJSON []byte, depth int) error {
 	return nil
 }
 
-// manifest records the image a manifest describes when its platform matches.
-func (l *baseLayout) manifest(d Descriptor) error {
-	for _, f := range l.found {
-		if f == d.Digest {
-			return nil // the same image under a second name
-		}
+func checkDigest(d v1.Descriptor) error {
+	if d.Digest.Algorithm != "sha256" {
+		return fmt.Errorf("ociimage: base: digest %q: only sha256 digests are supported", d.Digest)
 	}
-	b, err := l.blob(d, maxMetadataBlob)
-	if err != nil {
-		return err
-	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("ociimage: base: decoding manifest %s: %w", d.Digest, err)
-	}
-	if m.Config.MediaType != MediaTypeConfig && m.Config.MediaType != mediaTypeDockerConfig {
-		return fmt.Errorf("ociimage: base: manifest %s: config media type %q is not an image config", d.Digest, m.Config.MediaType)
-	}
-	cfgJSON, err := l.blob(m.Config, maxMetadataBlob)
-	if err != nil {
-		return err
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(cfgJSON, &raw); err != nil {
-		return fmt.Errorf("ociimage: base: decoding config %s: %w", m.Config.Digest, err)
-	}
-	var cfg imageConfig
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		return fmt.Errorf("ociimage: base: decoding config %s: %w", m.Config.Digest, err)
-	}
-	if cfg.Architecture != l.arch || cfg.OS != l.os {
-		return nil // an unannotated entry for another platform
-	}
-	if cfg.RootFS.Type != "layers" || len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return fmt.Errorf("ociimage: base: config %s lists %d layer diff IDs (rootfs type %q) for the manifest's %d layers",
-			m.Config.Digest, len(cfg.RootFS.DiffIDs), cfg.RootFS.Type, len(m.Layers))
-	}
-	base := &Base{ManifestDigest: d.Digest, Architecture: cfg.Architecture, OS: cfg.OS, Config: cfg.Config, rawConfig: raw}
-	for i, ld := range m.Layers {
-		switch ld.MediaType {
-		case MediaTypeLayer, MediaTypeLayerGzip, MediaTypeLayerZstd:
-		case mediaTypeDockerLayerGzip:
-			ld.MediaType = MediaTypeLayerGzip
-		default:
-			return fmt.Errorf("ociimage: base: layer %s has media type %q; only (gzip or zstd compressed) tar layers are supported",
-				ld.Digest, ld.MediaType)
-		}
-		data, err := l.blob(ld, 0)
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(cfg.RootFS.DiffIDs[i], "sha256:") {
-			return fmt.Errorf("ociimage: base: layer diff ID %q is not a sha256 digest", cfg.RootFS.DiffIDs[i])
-		}
-		base.Layers = append(base.Layers, BaseLayer{
-			Descriptor: Descriptor{MediaType: ld.MediaType, Digest: ld.Digest, Size: ld.Size},
-			DiffID:     cfg.RootFS.DiffIDs[i],
-			data:       data,
-		})
-	}
-	l.found = append(l.found, d.Digest)
-	l.base = base
 	return nil
 }
 
-// config returns the configuration blob of an image made of the base plus
-// one layer whose diff ID is diffID, with over applied as Image.Base says.
-func (b *Base) config(over Config, created time.Time, diffID string) ([]byte, error) {
-	top := make(map[string]any, len(b.rawConfig))
-	for k, v := range b.rawConfig {
-		top[k] = v
-	}
-	run := map[string]json.RawMessage{}
-	if c, ok := b.rawConfig["config"]; ok && string(c) != "null" {
-		if err := json.Unmarshal(c, &run); err != nil {
-			return nil, fmt.Errorf("the base's runtime config: %w", err)
-		}
-	}
-	set := func(key string, v any) {
-		j, _ := json.Marshal(v) // strings, slices and maps of strings always encode
-		run[key] = j
-	}
-	if len(over.Entrypoint) > 0 {
-		set("Entrypoint", over.Entrypoint)
-		delete(run, "Cmd")
-	}
-	if len(over.Cmd) > 0 {
-		set("Cmd", over.Cmd)
-	}
-	if over.User != "" {
-		set("User", over.User)
-	}
-	if over.WorkingDir != "" {
-		set("WorkingDir", over.WorkingDir)
-	}
-	if env := mergeEnv(b.Config.Env, over.Env); len(env) > 0 {
-		set("Env", env)
-	}
-	if len(b.Config.Labels)+len(over.Labels) > 0 {
-		labels := map[string]string{}
-		for k, v := range b.Config.Labels {
-			labels[k] = v
-		}
-		for k, v := range over.Labels {
-			labels[k] = v
-		}
-		set("Labels", labels)
-	}
-	top["config"] = run
-	top["created"] = created.Format(time.RFC3339)
-	diffIDs := make([]string, 0, len(b.Layers)+1)
-	for _, l := range b.Layers {
-		diffIDs = append(diffIDs, l.DiffID)
-	}
-	top["rootfs"] = map[string]any{"type": "layers", "diff_ids": append(diffIDs, diffID)}
-	if h, ok := b.rawConfig["history"]; ok {
-		// The history lists every layer (and empty steps): tools that pair
-		// history entries with layers need one for the new layer too.
-		var history []json.RawMessage
-		if err := json.Unmarshal(h, &history); err != nil {
-			return nil, fmt.Errorf("the base's history: %w", err)
-		}
-		entry, _ := json.Marshal(map[string]string{"created": created.Format(time.RFC3339), "created_by": "ociimage.Write"})
-		top["history"] = append(history, entry)
-	}
-	return json.Marshal(top)
+// ociLayerType maps the layer media types a base may use to the OCI one the
+// new (OCI) manifest lists; the bytes are the same. Only gzip: what
+// registries serve, and what the library's validation reads.
+var ociLayerType = map[types.MediaType]types.MediaType{
+	types.OCILayer:    types.OCILayer,
+	types.DockerLayer: types.OCILayer,
 }
 
-// mergeEnv returns base's NAME=value entries with over's replacing those of
-// the same name, in base's order, then over's new names in their order.
-func mergeEnv(base, over []string) []string {
-	name := func(e string) string { n, _, _ := strings.Cut(e, "="); return n }
-	overBy := map[string]string{}
-	for _, e := range over {
-		overBy[name(e)] = e
+// load verifies img and copies its layers into memory.
+func load(digest v1.Hash, img v1.Image) (*Base, error) {
+	mf, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("ociimage: base: manifest %s: %w", digest, err)
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, e := range base {
-		n := name(e)
-		if seen[n] {
-			continue
+	for _, l := range mf.Layers {
+		if _, ok := ociLayerType[l.MediaType]; !ok {
+			return nil, fmt.Errorf("ociimage: base: layer %s has media type %q; only gzip-compressed tar layers are supported (skopeo copy --dest-compress --dest-compress-format gzip converts a base)", l.Digest, l.MediaType)
 		}
-		seen[n] = true
-		if o, ok := overBy[n]; ok {
-			e = o
-		}
-		out = append(out, e)
-	}
-	for _, e := range over {
-		if n := name(e); !seen[n] {
-			seen[n] = true
-			out = append(out, e)
+		if err := checkDigest(l); err != nil {
+			return nil, err
 		}
 	}
-	return out
+	if err := validate.Image(img); err != nil {
+		return nil, fmt.Errorf("ociimage: base: image %s does not verify: %w", digest, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("ociimage: base: the config of %s: %w", digest, err)
+	}
+	base := &Base{ManifestDigest: digest.String(), Architecture: cfg.Architecture, OS: cfg.OS, Config: cfg.Config, Created: cfg.Created.Time, config: cfg.DeepCopy()}
+	for _, d := range mf.Layers {
+		l, err := img.LayerByDigest(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("ociimage: base: layer %s: %w", d.Digest, err)
+		}
+		rc, err := l.Compressed()
+		if err != nil {
+			return nil, fmt.Errorf("ociimage: base: layer %s: %w", d.Digest, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("ociimage: base: layer %s: %w", d.Digest, err)
+		}
+		mem, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+			tarball.WithMediaType(ociLayerType[d.MediaType]))
+		if err != nil {
+			return nil, fmt.Errorf("ociimage: base: layer %s: %w", d.Digest, err)
+		}
+		if got, err := mem.Digest(); err != nil || got != d.Digest {
+			return nil, fmt.Errorf("ociimage: base: layer %s read back as %s (%v)", d.Digest, got, err)
+		}
+		base.Layers = append(base.Layers, mem)
+	}
+	return base, nil
 }

@@ -4,30 +4,40 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // layoutBuilder assembles image-layout archives by hand, for the shapes
-// Write never produces (Docker media types, gzip layers, history, several
-// platforms) and for broken ones.
+// Write never produces (Docker media types, history, several platforms,
+// unannotated entries) and for broken ones.
 type layoutBuilder struct{ files map[string][]byte }
 
 func newLayout() *layoutBuilder {
 	return &layoutBuilder{files: map[string][]byte{"oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`)}}
 }
 
-func (b *layoutBuilder) blob(mediaType string, data []byte) Descriptor {
-	d := descriptor(mediaType, data)
-	b.files["blobs/sha256/"+hexOf(d.Digest)] = data
+func descriptorOf(mediaType types.MediaType, data []byte) v1.Descriptor {
+	sum := sha256.Sum256(data)
+	return v1.Descriptor{MediaType: mediaType, Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}, Size: int64(len(data))}
+}
+
+func (b *layoutBuilder) blob(mediaType types.MediaType, data []byte) v1.Descriptor {
+	d := descriptorOf(mediaType, data)
+	b.files["blobs/sha256/"+d.Digest.Hex] = data
 	return d
 }
 
-func (b *layoutBuilder) json(t *testing.T, mediaType string, v any) Descriptor {
+func (b *layoutBuilder) json(t *testing.T, mediaType types.MediaType, v any) v1.Descriptor {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -36,9 +46,9 @@ func (b *layoutBuilder) json(t *testing.T, mediaType string, v any) Descriptor {
 	return b.blob(mediaType, data)
 }
 
-func (b *layoutBuilder) index(t *testing.T, ds ...Descriptor) {
+func (b *layoutBuilder) index(t *testing.T, ds ...v1.Descriptor) {
 	t.Helper()
-	data, err := json.Marshal(Index{SchemaVersion: 2, MediaType: MediaTypeIndex, Manifests: ds})
+	data, err := json.Marshal(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: ds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,34 +79,45 @@ func (b *layoutBuilder) tar(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// image returns the manifest and config of the one image an archive's
-// index names, every blob checked.
-func image(t *testing.T, archive []byte) (map[string][]byte, Manifest, map[string]json.RawMessage, Config) {
+// tarOf is a layer holding one file.
+func tarOf(t *testing.T, name, content string) []byte {
 	t.Helper()
-	files := readArchive(t, archive)
-	var idx Index
-	if err := json.Unmarshal(files["index.json"], &idx); err != nil {
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
 		t.Fatal(err)
 	}
-	var m Manifest
-	if err := json.Unmarshal(blob(t, files, idx.Manifests[0]), &m); err != nil {
+	if _, err := tw.Write([]byte(content)); err != nil {
 		t.Fatal(err)
 	}
-	cfgJSON := blob(t, files, m.Config)
-	var raw map[string]json.RawMessage
-	var cfg struct {
-		Config Config `json:"config"`
-	}
-	if err := json.Unmarshal(cfgJSON, &raw); err != nil {
+	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+	return layer.Bytes()
+}
+
+// gzipOf compresses data.
+func gzipOf(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range m.Layers {
-		blob(t, files, l)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
 	}
-	return files, m, raw, cfg.Config
+	return gz.Bytes()
+}
+
+// mustLayer returns an image's i-th layer.
+func mustLayer(t *testing.T, img v1.Image, i int) v1.Layer {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil || len(layers) <= i {
+		t.Fatalf("layer %d of %d: %v", i, len(layers), err)
+	}
+	return layers[i]
 }
 
 func TestWriteStacksALayerOnABase(t *testing.T) {
@@ -137,27 +158,30 @@ func TestWriteStacksALayerOnABase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, m, raw, cfg := image(t, out.Bytes())
-	if bd := base.Layers[0].Descriptor; len(m.Layers) != 2 || m.Layers[0].Digest != bd.Digest || m.Layers[0].MediaType != bd.MediaType || m.Layers[0].Size != bd.Size {
-		t.Fatalf("layers %+v, want the base's layer then the new one", m.Layers)
-	}
-	if !bytes.Equal(files["blobs/sha256/"+hexOf(m.Layers[0].Digest)], base.Layers[0].data) {
-		t.Error("the base layer's bytes changed")
-	}
-	var rootfs struct {
-		DiffIDs []string `json:"diff_ids"`
-	}
-	if err := json.Unmarshal(raw["rootfs"], &rootfs); err != nil {
+	built, _ := onlyImage(t, out.Bytes())
+	m, err := built.Manifest()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rootfs.DiffIDs) != 2 || rootfs.DiffIDs[0] != base.Layers[0].DiffID || rootfs.DiffIDs[1] != m.Layers[1].Digest {
-		t.Errorf("diff IDs %v", rootfs.DiffIDs)
+	baseDigest, _ := base.Layers[0].Digest()
+	if len(m.Layers) != 2 || m.Layers[0].Digest != baseDigest || m.Layers[0].MediaType != types.OCILayer {
+		t.Fatalf("layers %+v, want the base's layer then the new one", m.Layers)
 	}
-	if string(raw["created"]) != `"2026-01-02T03:04:05Z"` {
+	cfgFile, err := built.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseDiffID, _ := base.Layers[0].DiffID()
+	topDiffID, _ := mustLayer(t, built, 1).DiffID()
+	if d := cfgFile.RootFS.DiffIDs; len(d) != 2 || d[0] != baseDiffID || d[1] != topDiffID {
+		t.Errorf("diff IDs %v", d)
+	}
+	if raw := configJSON(t, built); string(raw["created"]) != `"2026-01-02T03:04:05Z"` {
 		t.Errorf("created %s", raw["created"])
 	}
 	// Kept from the base: user, working dir, a label and a variable not
 	// overridden; replaced: the entrypoint (dropping the base's Cmd), A, x.
+	cfg := cfgFile.Config
 	if cfg.User != "1001" || cfg.WorkingDir != "/w" || cfg.Entrypoint[0] != "/app" || cfg.Cmd != nil {
 		t.Errorf("config %+v", cfg)
 	}
@@ -189,35 +213,18 @@ func TestWriteStacksALayerOnABase(t *testing.T) {
 
 // dockerStyleBase is a layout as a registry copy can give: a Docker
 // manifest list naming an arm64 and an amd64 image, gzip layers under
-// Docker's media type, a config with history and fields Write does not
-// model.
+// Docker's media type, a config with history and fields Image does not
+// set.
 func dockerStyleBase(t *testing.T) (*layoutBuilder, []byte) {
 	t.Helper()
 	b := newLayout()
-	var layerTar bytes.Buffer
-	tw := tar.NewWriter(&layerTar)
-	if err := tw.WriteHeader(&tar.Header{Name: "etc/os-release", Mode: 0o644, Size: 3, Typeflag: tar.TypeReg}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write([]byte("x=1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(layerTar.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	layer := b.blob(mediaTypeDockerLayerGzip, gz.Bytes())
-	diffID := descriptor("", layerTar.Bytes()).Digest
-	manifests := []Descriptor{}
+	layerTar := tarOf(t, "etc/os-release", "x=1")
+	gz := gzipOf(t, layerTar)
+	layer := b.blob(types.DockerLayer, gz)
+	diffID := descriptorOf("", layerTar).Digest.String()
+	var manifests []v1.Descriptor
 	for _, arch := range []string{"arm64", "amd64"} {
-		cfg := b.json(t, mediaTypeDockerConfig, map[string]any{
+		cfg := b.json(t, types.DockerConfigJSON, map[string]any{
 			"architecture": arch, "os": "linux",
 			"config": map[string]any{
 				"User": "65532", "Env": []string{"PATH=/usr/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
@@ -226,13 +233,13 @@ func dockerStyleBase(t *testing.T) (*layoutBuilder, []byte) {
 			"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{diffID}},
 			"history": []map[string]any{{"created_by": "base layer"}, {"created_by": "ENV x", "empty_layer": true}},
 		})
-		m := b.json(t, mediaTypeDockerManifest, Manifest{SchemaVersion: 2, MediaType: mediaTypeDockerManifest, Config: cfg, Layers: []Descriptor{layer}})
-		m.Platform = &Platform{Architecture: arch, OS: "linux"}
+		m := b.json(t, types.DockerManifestSchema2, v1.Manifest{SchemaVersion: 2, MediaType: types.DockerManifestSchema2, Config: cfg, Layers: []v1.Descriptor{layer}})
+		m.Platform = &v1.Platform{Architecture: arch, OS: "linux"}
 		manifests = append(manifests, m)
 	}
-	list := b.json(t, mediaTypeDockerManifestList, Index{SchemaVersion: 2, MediaType: mediaTypeDockerManifestList, Manifests: manifests})
+	list := b.json(t, types.DockerManifestList, v1.IndexManifest{SchemaVersion: 2, MediaType: types.DockerManifestList, Manifests: manifests})
 	b.index(t, list)
-	return b, gz.Bytes()
+	return b, gz
 }
 
 func TestReadBaseFollowsAManifestListToThePlatformsImage(t *testing.T) {
@@ -241,35 +248,44 @@ func TestReadBaseFollowsAManifestListToThePlatformsImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if base.Architecture != "amd64" || len(base.Layers) != 1 || base.Layers[0].Descriptor.MediaType != MediaTypeLayerGzip ||
-		!bytes.Equal(base.Layers[0].data, gz) {
+	if base.Architecture != "amd64" || len(base.Layers) != 1 {
 		t.Fatalf("base %+v", base)
+	}
+	mt, _ := base.Layers[0].MediaType()
+	rc, err := base.Layers[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	if mt != types.OCILayer || !bytes.Equal(data, gz) {
+		t.Errorf("base layer %s, %d bytes: want the Docker gzip layer's bytes as an OCI gzip layer", mt, len(data))
 	}
 	var out bytes.Buffer
 	if _, err := Write(&out, Image{Name: "example.local/app:1", Files: []File{{Path: "app", Data: []byte("a")}},
 		Config: Config{Entrypoint: []string{"/app"}, User: "65532:65532"}, Base: base}); err != nil {
 		t.Fatal(err)
 	}
-	_, m, raw, cfg := image(t, out.Bytes())
-	if m.Layers[0].MediaType != MediaTypeLayerGzip || m.Layers[1].MediaType != MediaTypeLayer {
-		t.Errorf("layer media types %s, %s", m.Layers[0].MediaType, m.Layers[1].MediaType)
-	}
-	if cfg.User != "65532:65532" || len(cfg.Env) != 2 {
-		t.Errorf("config %+v", cfg)
-	}
-	var run map[string]json.RawMessage
-	if err := json.Unmarshal(raw["config"], &run); err != nil {
+	built, _ := onlyImage(t, out.Bytes())
+	m, err := built.Manifest()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if string(run["StopSignal"]) != `"SIGTERM"` || !strings.Contains(string(run["ExposedPorts"]), "8080/tcp") {
-		t.Errorf("fields of the base's config were lost: %s", raw["config"])
+	if m.MediaType != types.OCIManifestSchema1 || m.Layers[0].MediaType != types.OCILayer || m.Layers[1].MediaType != types.OCILayer {
+		t.Errorf("manifest %s, layer media types %s, %s", m.MediaType, m.Layers[0].MediaType, m.Layers[1].MediaType)
 	}
-	var history []map[string]any
-	if err := json.Unmarshal(raw["history"], &history); err != nil {
+	cfg, err := built.ConfigFile()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(history) != 3 || history[2]["created_by"] != "ociimage.Write" {
-		t.Errorf("history %v, want the base's two entries and one for the new layer", history)
+	if cfg.Config.User != "65532:65532" || len(cfg.Config.Env) != 2 {
+		t.Errorf("config %+v", cfg.Config)
+	}
+	if cfg.Config.StopSignal != "SIGTERM" || len(cfg.Config.ExposedPorts) != 1 {
+		t.Errorf("fields of the base's config were lost: %+v", cfg.Config)
+	}
+	if len(cfg.History) != 3 || cfg.History[2].CreatedBy != "ociimage.Write" {
+		t.Errorf("history %+v, want the base's two entries and one for the new layer", cfg.History)
 	}
 
 	if _, err := ReadBase(bytes.NewReader(b.tar(t)), "arm64", "linux"); err != nil {
@@ -283,16 +299,18 @@ func TestReadBaseFollowsAManifestListToThePlatformsImage(t *testing.T) {
 }
 
 func TestReadBaseRefusesWhatItCannotVerify(t *testing.T) {
-	simple := func(t *testing.T, mutate func(b *layoutBuilder, layer, cfg *Descriptor, m *Manifest)) []byte {
+	layerBytes := tarOf(t, "a", "layer bytes")
+	diffID := descriptorOf("", layerBytes).Digest.String()
+	simple := func(t *testing.T, mutate func(b *layoutBuilder, layer, cfg *v1.Descriptor, m *v1.Manifest)) []byte {
 		b := newLayout()
-		layer := b.blob(MediaTypeLayer, []byte("layer bytes"))
-		cfg := b.json(t, MediaTypeConfig, map[string]any{"architecture": "amd64", "os": "linux",
-			"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layer.Digest}}})
-		m := Manifest{SchemaVersion: 2, MediaType: MediaTypeManifest, Config: cfg, Layers: []Descriptor{layer}}
+		layer := b.blob(types.OCILayer, gzipOf(t, layerBytes))
+		cfg := b.json(t, types.OCIConfigJSON, map[string]any{"architecture": "amd64", "os": "linux",
+			"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}}})
+		m := v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: cfg, Layers: []v1.Descriptor{layer}}
 		mutate(b, &layer, &cfg, &m)
 		m.Layers[0] = layer
 		m.Config = cfg
-		b.index(t, b.json(t, MediaTypeManifest, m))
+		b.index(t, b.json(t, types.OCIManifestSchema1, m))
 		return b.tar(t)
 	}
 	for _, tc := range []struct {
@@ -311,82 +329,73 @@ func TestReadBaseRefusesWhatItCannotVerify(t *testing.T) {
 			return b.tar(t)
 		}, "no index.json"},
 		{"a layer altered after the fact", func(t *testing.T) []byte {
-			return simple(t, func(b *layoutBuilder, layer, _ *Descriptor, _ *Manifest) {
-				b.files["blobs/sha256/"+hexOf(layer.Digest)] = []byte("LAYER bytes")
+			return simple(t, func(b *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) {
+				b.files["blobs/sha256/"+layer.Digest.Hex] = gzipOf(t, tarOf(t, "a", "LAYER bytes"))
 			})
-		}, "does not match its descriptor"},
+		}, "does not verify"},
 		{"a size that lies", func(t *testing.T) []byte {
-			return simple(t, func(_ *layoutBuilder, layer, _ *Descriptor, _ *Manifest) { layer.Size++ })
-		}, "does not match its descriptor"},
+			return simple(t, func(_ *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) { layer.Size++ })
+		}, "does not verify"},
 		{"a missing layer", func(t *testing.T) []byte {
-			return simple(t, func(b *layoutBuilder, layer, _ *Descriptor, _ *Manifest) {
-				delete(b.files, "blobs/sha256/"+hexOf(layer.Digest))
+			return simple(t, func(b *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) {
+				delete(b.files, "blobs/sha256/"+layer.Digest.Hex)
 			})
-		}, "missing from the archive"},
+		}, "does not verify"},
 		{"a sha512 digest", func(t *testing.T) []byte {
-			return simple(t, func(_ *layoutBuilder, layer, _ *Descriptor, _ *Manifest) {
-				layer.Digest = "sha512:" + strings.Repeat("ab", 64)
+			return simple(t, func(_ *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) {
+				layer.Digest = v1.Hash{Algorithm: "sha512", Hex: strings.Repeat("ab", 64)}
 			})
 		}, "only sha256"},
 		{"a foreign layer", func(t *testing.T) []byte {
-			return simple(t, func(_ *layoutBuilder, layer, _ *Descriptor, _ *Manifest) {
-				layer.MediaType = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+			return simple(t, func(_ *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) {
+				layer.MediaType = types.DockerForeignLayer
 			})
-		}, "only (gzip or zstd compressed) tar layers"},
+		}, "only gzip-compressed tar layers"},
+		{"an uncompressed layer", func(t *testing.T) []byte {
+			return simple(t, func(b *layoutBuilder, layer, _ *v1.Descriptor, _ *v1.Manifest) {
+				*layer = b.blob(types.OCIUncompressedLayer, layerBytes)
+			})
+		}, "--dest-compress-format gzip"},
 		{"diff IDs that do not match the layers", func(t *testing.T) []byte {
-			return simple(t, func(b *layoutBuilder, layer, cfg *Descriptor, m *Manifest) {
-				*cfg = b.json(t, MediaTypeConfig, map[string]any{"architecture": "amd64", "os": "linux",
-					"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layer.Digest, layer.Digest}}})
+			return simple(t, func(b *layoutBuilder, layer, cfg *v1.Descriptor, m *v1.Manifest) {
+				*cfg = b.json(t, types.OCIConfigJSON, map[string]any{"architecture": "amd64", "os": "linux",
+					"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID, diffID}}})
 			})
-		}, "lists 2 layer diff IDs"},
+		}, "does not verify"},
 		{"a config that is not one", func(t *testing.T) []byte {
-			return simple(t, func(_ *layoutBuilder, _, cfg *Descriptor, _ *Manifest) { cfg.MediaType = MediaTypeLayer })
+			return simple(t, func(_ *layoutBuilder, _, cfg *v1.Descriptor, _ *v1.Manifest) { cfg.MediaType = types.OCILayer })
 		}, "is not an image config"},
 		{"only another platform", func(t *testing.T) []byte {
-			return simple(t, func(b *layoutBuilder, layer, cfg *Descriptor, _ *Manifest) {
-				*cfg = b.json(t, MediaTypeConfig, map[string]any{"architecture": "arm64", "os": "linux",
-					"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layer.Digest}}})
+			return simple(t, func(b *layoutBuilder, layer, cfg *v1.Descriptor, _ *v1.Manifest) {
+				*cfg = b.json(t, types.OCIConfigJSON, map[string]any{"architecture": "arm64", "os": "linux",
+					"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}}})
 			})
 		}, "no image for linux/amd64"},
 		{"two images for the platform", func(t *testing.T) []byte {
-			var one, two bytes.Buffer
-			if _, err := Write(&one, Image{Name: "a:1", Files: []File{{Path: "a", Data: []byte("1")}}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Write(&two, Image{Name: "b:1", Files: []File{{Path: "b", Data: []byte("2")}}}); err != nil {
-				t.Fatal(err)
-			}
 			b := newLayout()
-			var manifests []Descriptor
-			for _, arch := range [][]byte{one.Bytes(), two.Bytes()} {
-				files := readArchive(t, arch)
-				for n, data := range files {
-					if strings.HasPrefix(n, "blobs/") {
-						b.files[n] = data
-					}
-				}
-				var idx Index
-				if err := json.Unmarshal(files["index.json"], &idx); err != nil {
-					t.Fatal(err)
-				}
-				manifests = append(manifests, idx.Manifests...)
+			var manifests []v1.Descriptor
+			for _, content := range []string{"1", "2"} {
+				plain := tarOf(t, "a", content)
+				layer := b.blob(types.OCILayer, gzipOf(t, plain))
+				cfg := b.json(t, types.OCIConfigJSON, map[string]any{"architecture": "amd64", "os": "linux",
+					"rootfs": map[string]any{"type": "layers", "diff_ids": []string{descriptorOf("", plain).Digest.String()}}})
+				manifests = append(manifests, b.json(t, types.OCIManifestSchema1,
+					v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: cfg, Layers: []v1.Descriptor{layer}}))
 			}
 			b.index(t, manifests...)
 			return b.tar(t)
 		}, "2 images for linux/amd64"},
-		{"an index that names itself", func(t *testing.T) []byte {
-			// A blob cannot contain its own digest, but a chain of
-			// indexes deeper than any real one must end too.
+		{"an index chain deeper than any real one", func(t *testing.T) []byte {
 			b := newLayout()
-			inner := b.json(t, MediaTypeIndex, Index{SchemaVersion: 2, MediaType: MediaTypeIndex})
+			inner := b.json(t, types.OCIImageIndex, v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex})
 			for range 6 {
-				inner = b.json(t, MediaTypeIndex, Index{SchemaVersion: 2, MediaType: MediaTypeIndex, Manifests: []Descriptor{inner}})
+				inner = b.json(t, types.OCIImageIndex, v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{inner}})
 			}
 			b.index(t, inner)
 			return b.tar(t)
 		}, "nested more than 4 deep"},
 		{"a truncated archive", func(t *testing.T) []byte {
-			a := simple(t, func(*layoutBuilder, *Descriptor, *Descriptor, *Manifest) {})
+			a := simple(t, func(*layoutBuilder, *v1.Descriptor, *v1.Descriptor, *v1.Manifest) {})
 			return a[:700]
 		}, "reading"},
 	} {

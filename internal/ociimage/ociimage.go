@@ -1,6 +1,11 @@
-// Package ociimage writes container images as OCI image-layout tarballs with
-// the standard library only: no Docker, no registry. The result loads with
-// `ctr images import`, `podman load` or `skopeo copy oci-archive:`.
+// Package ociimage builds container images as OCI image-layout tarballs (what
+// `skopeo copy ... oci-archive:FILE` reads and writes), without Docker or a
+// registry. The image model, the manifests, the configuration, layer
+// compression and the image layout come from
+// github.com/google/go-containerregistry (the library ko and crane are built
+// on); this package adds what the library has no API for: a reproducible
+// layer made from files in memory (numeric owners, fixed times, parents
+// added) and the tar archive around a layout directory.
 //
 // An Image is one layer of files plus the runtime configuration, optionally
 // stacked on the layers of a base image (ReadBase):
@@ -12,42 +17,36 @@
 //	}
 //	ref, err := ociimage.Write(w, img)
 //
+// WriteIndex writes several such images, one per platform, as one
+// multi-architecture image (an OCI image index).
+//
 // Output is reproducible: the same Image gives the same bytes and digests
-// (entries sorted, timestamps fixed to Created, owners numeric). Parent
-// directories are added as needed (mode 0755, root-owned).
+// (entries sorted, timestamps fixed to Created, owners numeric, the layer
+// gzip-compressed without a name or time in its header).
 package ociimage
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
-	"sort"
+	"maps"
 	"strings"
 	"time"
-)
 
-// Media types of the OCI image specification v1.
-const (
-	MediaTypeIndex    = "application/vnd.oci.image.index.v1+json"
-	MediaTypeManifest = "application/vnd.oci.image.manifest.v1+json"
-	MediaTypeConfig   = "application/vnd.oci.image.config.v1+json"
-	MediaTypeLayer    = "application/vnd.oci.image.layer.v1.tar"
-	// MediaTypeLayerGzip is a gzip-compressed layer (Image.Gzip).
-	MediaTypeLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip"
-	// MediaTypeLayerZstd is a zstd-compressed layer; only a base's.
-	MediaTypeLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // AnnotationImageName names the image for containerd's importer; the OCI
-// annotation AnnotationRefName carries the tag alone.
+// annotation AnnotationRefName carries the tag alone (what skopeo's
+// oci-archive:FILE:TAG selects).
 const (
 	AnnotationImageName = "io.containerd.image.name"
 	AnnotationRefName   = "org.opencontainers.image.ref.name"
@@ -68,7 +67,8 @@ type File struct {
 	Dir      bool
 }
 
-// Config is the part of the OCI image configuration a runtime reads.
+// Config is the part of the OCI image configuration an Image sets; the
+// fields it leaves empty keep the base's (see Image.Base).
 type Config struct {
 	Entrypoint []string          `json:"Entrypoint,omitempty"`
 	Cmd        []string          `json:"Cmd,omitempty"`
@@ -87,68 +87,22 @@ type Image struct {
 	// Created stamps the config and every file (zero: the Unix epoch), so
 	// builds are reproducible.
 	Created time.Time
-	// Architecture and OS default to amd64 and linux.
+	// Architecture and OS default to amd64 and linux (or the base's).
 	Architecture, OS string
 	// AlsoByDigest adds a second index entry naming the image by its
-	// manifest digest ("repo@sha256:..."), as a registry pull records it.
-	// Without it a runtime that imported the archive knows only the tag, and
-	// a pod asking for the image by digest would try to pull it.
+	// digest ("repo@sha256:..."), as a registry pull records it. Without it
+	// a runtime that imported the archive knows only the tag, and a pod
+	// asking for the image by digest would try to pull it.
 	AlsoByDigest bool
 	// Base, when set, puts the base's layers under Files' layer and starts
 	// the configuration from the base's: Config's non-empty fields replace
 	// the base's (an Entrypoint also drops the base's Cmd, as a Dockerfile's
 	// ENTRYPOINT does), Env and Labels are merged by name with Config's
-	// winning, and the fields this package does not model are kept. Parent
-	// directories Write adds for Files replace the base's (mode 0755,
-	// root-owned), so files meant for a base go in existing directories.
+	// winning, and the rest of the base's configuration (exposed ports,
+	// stop signal, history...) is kept. Parent directories Write adds for
+	// Files replace the base's (mode 0755, root-owned), so files meant for
+	// a base go in existing directories.
 	Base *Base
-	// Gzip compresses the layer (deterministically: no name, no time in
-	// the gzip header). Tools that push an image compress uncompressed
-	// layers, which changes its digest; a compressed layer is pushed as is,
-	// so the digest Write reports is the one a registry will serve.
-	Gzip bool
-}
-
-// Descriptor identifies a blob by digest, as in the OCI specification.
-type Descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Platform    *Platform         `json:"platform,omitempty"`
-}
-
-// Platform is a descriptor's platform.
-type Platform struct {
-	Architecture string `json:"architecture"`
-	OS           string `json:"os"`
-}
-
-// Manifest is an OCI image manifest.
-type Manifest struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Config        Descriptor   `json:"config"`
-	Layers        []Descriptor `json:"layers"`
-}
-
-// Index is an OCI image index (index.json).
-type Index struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Manifests     []Descriptor `json:"manifests"`
-}
-
-// imageConfig is the whole configuration blob.
-type imageConfig struct {
-	Created      string `json:"created"`
-	Architecture string `json:"architecture"`
-	OS           string `json:"os"`
-	Config       Config `json:"config"`
-	RootFS       struct {
-		Type    string   `json:"type"`
-		DiffIDs []string `json:"diff_ids"`
-	} `json:"rootfs"`
 }
 
 // Ref is what Write produced: the manifest's digest (what a pod's image
@@ -164,151 +118,246 @@ func Write(w io.Writer, img Image) (Ref, error) {
 	if img.Name == "" {
 		return Ref{}, errors.New("ociimage: the image has no name")
 	}
+	built, platform, err := build(img)
+	if err != nil {
+		return Ref{}, err
+	}
+	digest, err := built.Digest()
+	if err != nil {
+		return Ref{}, fmt.Errorf("ociimage: %s: the manifest digest: %w", img.Name, err)
+	}
+	config, err := built.ConfigName()
+	if err != nil {
+		return Ref{}, fmt.Errorf("ociimage: %s: the config digest: %w", img.Name, err)
+	}
+	err = writeArchive(w, img.Created, func(p layout.Path) error {
+		for _, ann := range names(img.Name, digest, img.AlsoByDigest) {
+			if err := p.AppendImage(built, layout.WithAnnotations(ann), layout.WithPlatform(platform)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Ref{}, err
+	}
+	return Ref{Name: img.Name, ManifestDigest: digest.String(), ConfigDigest: config.String()}, nil
+}
+
+// IndexRef is what WriteIndex produced: the index's digest (what a
+// multi-architecture pull refers to) and each platform's image.
+type IndexRef struct {
+	Name        string
+	IndexDigest string
+	// Images are the platforms' images, in the order given.
+	Images []Ref
+}
+
+// WriteIndex writes one multi-architecture image named name: an OCI image
+// index holding the images (one per platform: two images for the same
+// OS/architecture are an error), as an image-layout tar archive. Each
+// image's own Name and AlsoByDigest are ignored; alsoByDigest names the
+// index by digest too. created stamps the archive's entries.
+func WriteIndex(w io.Writer, name string, images []Image, alsoByDigest bool, created time.Time) (IndexRef, error) {
+	if name == "" {
+		return IndexRef{}, errors.New("ociimage: the image index has no name")
+	}
+	if len(images) == 0 {
+		return IndexRef{}, errors.New("ociimage: an image index needs at least one image")
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	out := IndexRef{Name: name}
+	seen := map[string]bool{}
+	for _, img := range images {
+		img.Name = name
+		built, platform, err := build(img)
+		if err != nil {
+			return IndexRef{}, err
+		}
+		if key := platform.String(); seen[key] {
+			return IndexRef{}, fmt.Errorf("ociimage: %s: two images for %s", name, key)
+		} else {
+			seen[key] = true
+		}
+		digest, err := built.Digest()
+		if err != nil {
+			return IndexRef{}, fmt.Errorf("ociimage: %s (%s): the manifest digest: %w", name, platform, err)
+		}
+		config, err := built.ConfigName()
+		if err != nil {
+			return IndexRef{}, fmt.Errorf("ociimage: %s (%s): the config digest: %w", name, platform, err)
+		}
+		out.Images = append(out.Images, Ref{Name: name, ManifestDigest: digest.String(), ConfigDigest: config.String()})
+		p := platform
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: built, Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	ordered, err := inSpecOrder(idx)
+	if err != nil {
+		return IndexRef{}, fmt.Errorf("ociimage: %s: encoding the index: %w", name, err)
+	}
+	idx = ordered
+	digest, err := idx.Digest()
+	if err != nil {
+		return IndexRef{}, fmt.Errorf("ociimage: %s: the index digest: %w", name, err)
+	}
+	out.IndexDigest = digest.String()
+	err = writeArchive(w, created, func(p layout.Path) error {
+		for _, ann := range names(name, digest, alsoByDigest) {
+			if err := p.AppendIndex(idx, layout.WithAnnotations(ann)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return IndexRef{}, err
+	}
+	return out, nil
+}
+
+// names returns the index.json annotations naming an image: by its
+// reference, and by digest when byDigest.
+func names(name string, digest v1.Hash, byDigest bool) []map[string]string {
+	first := map[string]string{AnnotationImageName: name}
+	if tag := tagOf(name); tag != "" {
+		first[AnnotationRefName] = tag
+	}
+	out := []map[string]string{first}
+	if byDigest {
+		out = append(out, map[string]string{AnnotationImageName: repoOf(name) + "@" + digest.String()})
+	}
+	return out
+}
+
+// build assembles img as a go-containerregistry image.
+func build(img Image) (v1.Image, v1.Platform, error) {
+	platform := v1.Platform{Architecture: img.Architecture, OS: img.OS}
 	if b := img.Base; b != nil {
-		if img.Architecture == "" {
-			img.Architecture = b.Architecture
+		if platform.Architecture == "" {
+			platform.Architecture = b.Architecture
 		}
-		if img.OS == "" {
-			img.OS = b.OS
+		if platform.OS == "" {
+			platform.OS = b.OS
 		}
-		if img.Architecture != b.Architecture || img.OS != b.OS {
-			return Ref{}, fmt.Errorf("ociimage: the image is for %s/%s but its base is for %s/%s", img.OS, img.Architecture, b.OS, b.Architecture)
+		if platform.Architecture != b.Architecture || platform.OS != b.OS {
+			return nil, platform, fmt.Errorf("ociimage: %s: the image is for %s but its base is for %s/%s", img.Name, platform, b.OS, b.Architecture)
 		}
 	}
-	if img.Architecture == "" {
-		img.Architecture = "amd64"
+	if platform.Architecture == "" {
+		platform.Architecture = "amd64"
 	}
-	if img.OS == "" {
-		img.OS = "linux"
+	if platform.OS == "" {
+		platform.OS = "linux"
 	}
 	created := img.Created
 	if created.IsZero() {
 		created = time.Unix(0, 0)
 	}
-	created = created.UTC()
+	created = created.UTC().Truncate(time.Second)
 
-	layer, err := layerTar(img.Files, created)
+	data, err := layerTar(img.Files, created)
 	if err != nil {
-		return Ref{}, err
+		return nil, platform, err
 	}
-	diffID := descriptor(MediaTypeLayer, layer).Digest
-	if img.Gzip {
-		if layer, err = gzipLayer(layer); err != nil {
-			return Ref{}, err
-		}
-	}
-	layerDesc := descriptor(MediaTypeLayer, layer)
-	if img.Gzip {
-		layerDesc.MediaType = MediaTypeLayerGzip
+	// Compressed, so that a push keeps the digest printed (tools that push
+	// an image compress uncompressed layers, which changes its digest). The
+	// library compresses with compress/gzip and an empty header (no name,
+	// no time): the same bytes for the same layer.
+	top, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+		tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.DefaultCompression))
+	if err != nil {
+		return nil, platform, fmt.Errorf("ociimage: %s: compressing the layer: %w", img.Name, err)
 	}
 
-	var cfgJSON []byte
-	layers := []Descriptor{layerDesc}
-	blobs := []blobEntry{{layerDesc.Digest, layer}}
+	var layers []v1.Layer
+	cfg := &v1.ConfigFile{}
+	if b := img.Base; b != nil {
+		layers = append(layers, b.Layers...)
+		cfg = b.config.DeepCopy()
+		cfg.History = append(cfg.History, v1.History{Created: v1.Time{Time: created}, CreatedBy: "ociimage.Write"})
+	}
+	layers = append(layers, top)
+
+	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	stacked, err := mutate.AppendLayers(base, layers...)
+	if err != nil {
+		return nil, platform, fmt.Errorf("ociimage: %s: stacking the layers: %w", img.Name, err)
+	}
+	withLayers, err := stacked.ConfigFile()
+	if err != nil {
+		return nil, platform, fmt.Errorf("ociimage: %s: %w", img.Name, err)
+	}
+	cfg.RootFS = withLayers.RootFS
 	if img.Base == nil {
-		var cfg imageConfig
-		cfg.Created = created.Format(time.RFC3339)
-		cfg.Architecture, cfg.OS = img.Architecture, img.OS
-		cfg.Config = img.Config
-		cfg.RootFS.Type = "layers"
-		cfg.RootFS.DiffIDs = []string{diffID}
-		cfgJSON, err = json.Marshal(cfg)
-	} else {
-		layers = nil
-		blobs = nil
-		for _, l := range img.Base.Layers {
-			layers = append(layers, l.Descriptor)
-			blobs = append(blobs, blobEntry{l.Descriptor.Digest, l.data})
-		}
-		layers = append(layers, layerDesc)
-		blobs = append(blobs, blobEntry{layerDesc.Digest, layer})
-		cfgJSON, err = img.Base.config(img.Config, created, diffID)
+		cfg.History = nil
 	}
+	cfg.Created = v1.Time{Time: created}
+	cfg.Architecture, cfg.OS = platform.Architecture, platform.OS
+	cfg.Config = apply(cfg.Config, img.Config)
+	out, err := mutate.ConfigFile(stacked, cfg)
 	if err != nil {
-		return Ref{}, fmt.Errorf("ociimage: encoding the config: %w", err)
+		return nil, platform, fmt.Errorf("ociimage: %s: the config: %w", img.Name, err)
 	}
-	cfgDesc := descriptor(MediaTypeConfig, cfgJSON)
-
-	manifestJSON, err := json.Marshal(Manifest{
-		SchemaVersion: 2, MediaType: MediaTypeManifest, Config: cfgDesc, Layers: layers,
-	})
-	if err != nil {
-		return Ref{}, fmt.Errorf("ociimage: encoding the manifest: %w", err)
-	}
-	manifestDesc := descriptor(MediaTypeManifest, manifestJSON)
-	manifestDesc.Platform = &Platform{Architecture: img.Architecture, OS: img.OS}
-	manifestDesc.Annotations = map[string]string{AnnotationImageName: img.Name}
-	if tag := tagOf(img.Name); tag != "" {
-		manifestDesc.Annotations[AnnotationRefName] = tag
-	}
-	manifests := []Descriptor{manifestDesc}
-	if img.AlsoByDigest {
-		byDigest := manifestDesc
-		byDigest.Annotations = map[string]string{AnnotationImageName: repoOf(img.Name) + "@" + manifestDesc.Digest}
-		manifests = append(manifests, byDigest)
-	}
-	indexJSON, err := json.Marshal(Index{SchemaVersion: 2, MediaType: MediaTypeIndex, Manifests: manifests})
-	if err != nil {
-		return Ref{}, fmt.Errorf("ociimage: encoding the index: %w", err)
-	}
-
-	tw := tar.NewWriter(w)
-	type entry struct {
-		name string
-		data []byte
-	}
-	entries := []entry{{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)}}
-	written := map[string]bool{}
-	blobs = append(blobs, blobEntry{cfgDesc.Digest, cfgJSON}, blobEntry{manifestDesc.Digest, manifestJSON})
-	for _, b := range blobs {
-		if !written[b.digest] { // two identical layers are one blob
-			written[b.digest] = true
-			entries = append(entries, entry{"blobs/sha256/" + hexOf(b.digest), b.data})
-		}
-	}
-	entries = append(entries, entry{"index.json", indexJSON})
-	dirs := []string{"blobs/", "blobs/sha256/"}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: created, Format: tar.FormatPAX}); err != nil {
-			return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
-		}
-	}
-	for _, e := range entries {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: 0o644, Size: int64(len(e.data)), ModTime: created, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return Ref{}, fmt.Errorf("ociimage: writing the archive: %w", err)
-	}
-	return Ref{Name: img.Name, ManifestDigest: manifestDesc.Digest, ConfigDigest: cfgDesc.Digest}, nil
+	return out, platform, nil
 }
 
-// gzipLayer compresses a layer. The output depends only on the input and
-// the Go version's compress/flate, as the rest of the build does.
-func gzipLayer(layer []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
-	if err != nil {
-		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+// apply returns the runtime configuration base with over's fields applied
+// as Image.Base says.
+func apply(base v1.Config, over Config) v1.Config {
+	out := base
+	if len(over.Entrypoint) > 0 {
+		out.Entrypoint = over.Entrypoint
+		out.Cmd = nil
 	}
-	if _, err := zw.Write(layer); err != nil {
-		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	if len(over.Cmd) > 0 {
+		out.Cmd = over.Cmd
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("ociimage: compressing the layer: %w", err)
+	if over.User != "" {
+		out.User = over.User
 	}
-	return buf.Bytes(), nil
+	if over.WorkingDir != "" {
+		out.WorkingDir = over.WorkingDir
+	}
+	out.Env = mergeEnv(base.Env, over.Env)
+	if len(base.Labels)+len(over.Labels) > 0 {
+		labels := maps.Clone(base.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, over.Labels)
+		out.Labels = labels
+	}
+	return out
 }
 
-// blobEntry is a blob to write under blobs/sha256/.
-type blobEntry struct {
-	digest string
-	data   []byte
+// mergeEnv returns base's NAME=value entries with over's replacing those of
+// the same name, in base's order, then over's new names in their order.
+func mergeEnv(base, over []string) []string {
+	name := func(e string) string { n, _, _ := strings.Cut(e, "="); return n }
+	overBy := map[string]string{}
+	for _, e := range over {
+		overBy[name(e)] = e
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range base {
+		n := name(e)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if o, ok := overBy[n]; ok {
+			e = o
+		}
+		out = append(out, e)
+	}
+	for _, e := range over {
+		if n := name(e); !seen[n] {
+			seen[n] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // tagOf returns the tag of a reference ("v1" of "example.local/app:v1"), or
@@ -330,104 +379,4 @@ func repoOf(name string) string {
 		name = strings.TrimSuffix(name, ":"+tag)
 	}
 	return name
-}
-
-func descriptor(mediaType string, blob []byte) Descriptor {
-	sum := sha256.Sum256(blob)
-	return Descriptor{MediaType: mediaType, Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(len(blob))}
-}
-
-func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
-
-// cleanPath validates and normalises a layer path.
-func cleanPath(p string) (string, error) {
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
-		return "", fmt.Errorf("ociimage: path %q must be relative and slash-separated", p)
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("ociimage: path %q leaves the image root", p)
-		}
-	}
-	c := path.Clean(p)
-	if c == "." {
-		return "", fmt.Errorf("ociimage: path %q names the image root", p)
-	}
-	return c, nil
-}
-
-// layerTar builds the layer: every file, plus the parent directories not
-// given, sorted so that parents come first and output is reproducible.
-func layerTar(files []File, mtime time.Time) ([]byte, error) {
-	byPath := map[string]File{}
-	for _, f := range files {
-		p, err := cleanPath(f.Path)
-		if err != nil {
-			return nil, err
-		}
-		kinds := 0
-		if f.Dir {
-			kinds++
-		}
-		if f.Link != "" {
-			kinds++
-		}
-		if f.Dir && f.Data != nil || f.Link != "" && f.Data != nil || kinds > 1 {
-			return nil, fmt.Errorf("ociimage: %s: a file is one of data, link or directory", p)
-		}
-		if _, dup := byPath[p]; dup {
-			return nil, fmt.Errorf("ociimage: %s is given twice", p)
-		}
-		f.Path = p
-		byPath[p] = f
-	}
-	for p := range byPath {
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if existing, ok := byPath[d]; ok {
-				if !existing.Dir {
-					return nil, fmt.Errorf("ociimage: %s is inside %s, which is not a directory", p, d)
-				}
-				continue
-			}
-			byPath[d] = File{Path: d, Dir: true, Mode: 0o755}
-		}
-	}
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths) // a parent sorts before its children
-
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, p := range paths {
-		f := byPath[p]
-		hdr := &tar.Header{
-			Name: p, Mode: int64(f.Mode.Perm()), Uid: f.UID, Gid: f.GID,
-			ModTime: mtime, Format: tar.FormatPAX,
-		}
-		switch {
-		case f.Dir:
-			hdr.Typeflag, hdr.Name = tar.TypeDir, p+"/"
-		case f.Link != "":
-			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, f.Link
-			if hdr.Mode == 0 {
-				hdr.Mode = 0o777
-			}
-		default:
-			hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(f.Data))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, fmt.Errorf("ociimage: %s: %w", p, err)
-		}
-		if hdr.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(f.Data); err != nil {
-				return nil, fmt.Errorf("ociimage: %s: %w", p, err)
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("ociimage: closing the layer: %w", err)
-	}
-	return buf.Bytes(), nil
 }

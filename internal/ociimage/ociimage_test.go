@@ -4,50 +4,86 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
-// readArchive returns every regular file of an image-layout tar by name.
-func readArchive(t *testing.T, b []byte) map[string][]byte {
+// readBack unpacks an archive and opens it as an image layout with
+// go-containerregistry, returning the layout's index.json.
+func readBack(t *testing.T, archive []byte) (v1.ImageIndex, *v1.IndexManifest) {
 	t.Helper()
-	out := map[string][]byte{}
-	tr := tar.NewReader(bytes.NewReader(b))
+	dir := t.TempDir()
+	if err := extractArchive(bytes.NewReader(archive), dir); err != nil {
+		t.Fatal(err)
+	}
+	var lv struct {
+		Version string `json:"imageLayoutVersion"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "oci-layout")); err != nil || json.Unmarshal(b, &lv) != nil || lv.Version != "1.0.0" {
+		t.Errorf("oci-layout = %q, %v", b, err)
+	}
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, m
+}
+
+// onlyImage returns the one image an archive's index.json names, validated.
+func onlyImage(t *testing.T, archive []byte) (v1.Image, v1.Descriptor) {
+	t.Helper()
+	idx, m := readBack(t, archive)
+	if len(m.Manifests) == 0 {
+		t.Fatal("the index names no image")
+	}
+	d := m.Manifests[0]
+	img, err := idx.Image(d.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Image(img); err != nil {
+		t.Fatalf("the image does not validate: %v", err)
+	}
+	return img, d
+}
+
+// layerHeaders lists a layer's entries (uncompressed) with their contents.
+func layerHeaders(t *testing.T, l v1.Layer) ([]*tar.Header, map[string][]byte) {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var hdrs []*tar.Header
+	data := map[string][]byte{}
+	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return out
+			return hdrs, data
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Typeflag == tar.TypeReg {
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[h.Name] = data
-		}
+		hdrs = append(hdrs, h)
+		data[h.Name], _ = io.ReadAll(tr)
 	}
-}
-
-// blob returns the blob a descriptor names, checking its digest and size.
-func blob(t *testing.T, files map[string][]byte, d Descriptor) []byte {
-	t.Helper()
-	data, ok := files["blobs/sha256/"+strings.TrimPrefix(d.Digest, "sha256:")]
-	if !ok {
-		t.Fatalf("blob %s is missing", d.Digest)
-	}
-	sum := sha256.Sum256(data)
-	if got := "sha256:" + hex.EncodeToString(sum[:]); got != d.Digest || int64(len(data)) != d.Size {
-		t.Fatalf("blob %s: digest %s size %d, descriptor says size %d", d.Digest, got, len(data), d.Size)
-	}
-	return data
 }
 
 func TestWriteProducesAValidImageLayout(t *testing.T) {
@@ -66,50 +102,42 @@ func TestWriteProducesAValidImageLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := readArchive(t, buf.Bytes())
-	if string(files["oci-layout"]) != `{"imageLayoutVersion":"1.0.0"}` {
-		t.Errorf("oci-layout = %q", files["oci-layout"])
-	}
-	var idx Index
-	if err := json.Unmarshal(files["index.json"], &idx); err != nil {
-		t.Fatal(err)
-	}
-	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest != ref.ManifestDigest {
+	_, idx := readBack(t, buf.Bytes())
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest.String() != ref.ManifestDigest {
 		t.Fatalf("index %+v does not point at manifest %s", idx, ref.ManifestDigest)
 	}
-	if a := idx.Manifests[0].Annotations; a[AnnotationImageName] != img.Name || a[AnnotationRefName] != "v1" {
+	d := idx.Manifests[0]
+	if a := d.Annotations; a[AnnotationImageName] != img.Name || a[AnnotationRefName] != "v1" {
 		t.Errorf("index annotations %v", a)
 	}
-	var m Manifest
-	if err := json.Unmarshal(blob(t, files, idx.Manifests[0]), &m); err != nil {
-		t.Fatal(err)
+	if d.MediaType != types.OCIManifestSchema1 || d.Platform == nil || d.Platform.Architecture != "amd64" || d.Platform.OS != "linux" {
+		t.Errorf("index entry %+v: want an OCI manifest for linux/amd64", d)
 	}
-	if m.Config.Digest != ref.ConfigDigest || len(m.Layers) != 1 {
-		t.Fatalf("manifest %+v", m)
+	built, _ := onlyImage(t, buf.Bytes())
+	cfgName, err := built.ConfigName()
+	if err != nil || cfgName.String() != ref.ConfigDigest {
+		t.Errorf("config digest %s (%v), Write said %s", cfgName, err, ref.ConfigDigest)
 	}
-	var cfg imageConfig
-	if err := json.Unmarshal(blob(t, files, m.Config), &cfg); err != nil {
+	cfg, err := built.ConfigFile()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Config.User != "1001" || cfg.Config.Entrypoint[0] != "/bin/sh" || cfg.OS != "linux" || cfg.Architecture != "amd64" {
 		t.Errorf("config %+v", cfg)
 	}
-	if len(cfg.RootFS.DiffIDs) != 1 || cfg.RootFS.DiffIDs[0] != m.Layers[0].Digest {
-		t.Errorf("diff IDs %v, layer %s", cfg.RootFS.DiffIDs, m.Layers[0].Digest)
+	layers, err := built.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %v, %v", layers, err)
+	}
+	if mt, _ := layers[0].MediaType(); mt != types.OCILayer {
+		t.Errorf("layer media type %s", mt)
 	}
 
 	// The layer: parents first, owners and modes as given, the symlink kept.
-	tr := tar.NewReader(bytes.NewReader(blob(t, files, m.Layers[0])))
+	hdrs, _ := layerHeaders(t, layers[0])
 	var names []string
 	headers := map[string]*tar.Header{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, h := range hdrs {
 		names = append(names, h.Name)
 		headers[h.Name] = h
 	}
@@ -139,15 +167,12 @@ func TestAlsoByDigestNamesTheManifestDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var idx Index
-		if err := json.Unmarshal(readArchive(t, buf.Bytes())["index.json"], &idx); err != nil {
-			t.Fatal(err)
-		}
+		_, idx := readBack(t, buf.Bytes())
 		if len(idx.Manifests) != 2 {
 			t.Fatalf("%s: %d index entries, want the tag and the digest", tc.name, len(idx.Manifests))
 		}
 		if got, want := idx.Manifests[1].Annotations[AnnotationImageName], tc.repo+"@"+ref.ManifestDigest; got != want ||
-			idx.Manifests[1].Digest != ref.ManifestDigest {
+			idx.Manifests[1].Digest.String() != ref.ManifestDigest {
 			t.Errorf("%s: second entry names %q (digest %s), want %q", tc.name, got, idx.Manifests[1].Digest, want)
 		}
 	}
@@ -208,30 +233,38 @@ func TestWriteRejectsBadImages(t *testing.T) {
 	}
 }
 
-func TestGzipLayerKeepsTheUncompressedDiffID(t *testing.T) {
+func TestTheLayerIsGzipWithTheUncompressedDiffID(t *testing.T) {
 	img := Image{Name: "example.local/a:1", Files: []File{{Path: "a", Mode: 0o644, Data: bytes.Repeat([]byte("abc"), 1000)}}}
-	var plain bytes.Buffer
-	if _, err := Write(&plain, img); err != nil {
+	plain, err := layerTar(img.Files, time.Unix(0, 0))
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, pm, _, _ := image(t, plain.Bytes())
-	img.Gzip = true
-	var one, two bytes.Buffer
+	plainDigest := descriptorOf("", plain).Digest
+	var one bytes.Buffer
 	ref, err := Write(&one, img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Write(&two, img); err != nil {
+	zimg, _ := onlyImage(t, one.Bytes())
+	zl, err := zimg.Layers()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(one.Bytes(), two.Bytes()) {
-		t.Error("two compressed writes differ")
+	mt, _ := zl[0].MediaType()
+	size, _ := zl[0].Size()
+	if mt != types.OCILayer || size >= int64(len(plain)) {
+		t.Errorf("layer %s of %d bytes, want a gzip layer smaller than the plain one (%d bytes)", mt, size, len(plain))
 	}
-	files, m, raw, _ := image(t, one.Bytes())
-	if m.Layers[0].MediaType != MediaTypeLayerGzip || m.Layers[0].Size >= pm.Layers[0].Size {
-		t.Errorf("layer %+v, want a gzip layer smaller than the plain one (%d bytes)", m.Layers[0], pm.Layers[0].Size)
+	// The diff ID names the uncompressed layer, as runtimes check it.
+	if diffID, _ := zl[0].DiffID(); diffID != plainDigest {
+		t.Errorf("diff ID %s, want the plain layer's digest %s", diffID, plainDigest)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(blob(t, files, m.Layers[0])))
+	rc, err := zl[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	zr, err := gzip.NewReader(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,25 +272,99 @@ func TestGzipLayerKeepsTheUncompressedDiffID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(unpacked, blob(t, readArchive(t, plain.Bytes()), pm.Layers[0])) {
-		t.Error("the compressed layer does not unpack to the plain layer")
-	}
-	// The diff ID names the uncompressed layer, as runtimes check it.
-	var rootfs struct {
-		DiffIDs []string `json:"diff_ids"`
-	}
-	if err := json.Unmarshal(raw["rootfs"], &rootfs); err != nil {
-		t.Fatal(err)
-	}
-	if len(rootfs.DiffIDs) != 1 || rootfs.DiffIDs[0] != pm.Layers[0].Digest {
-		t.Errorf("diff IDs %v, want the plain layer's digest %s", rootfs.DiffIDs, pm.Layers[0].Digest)
+	if !bytes.Equal(unpacked, plain) {
+		t.Error("the compressed layer does not unpack to the layer's tar")
 	}
 	if zr.Header.Name != "" || !zr.Header.ModTime.IsZero() {
 		t.Errorf("gzip header carries a name %q or a time %v", zr.Header.Name, zr.Header.ModTime)
 	}
-	// The compressed image stacks on as a base too.
+	// The image stacks on as a base too.
 	base, err := ReadBase(bytes.NewReader(one.Bytes()), "", "")
-	if err != nil || base.ManifestDigest != ref.ManifestDigest || base.Layers[0].DiffID != pm.Layers[0].Digest {
-		t.Errorf("ReadBase: %+v, %v", base, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if d, _ := base.Layers[0].DiffID(); base.ManifestDigest != ref.ManifestDigest || d != plainDigest {
+		t.Errorf("ReadBase: %+v", base)
+	}
+}
+
+func TestWriteIndexHoldsOneImagePerPlatform(t *testing.T) {
+	images := func() []Image {
+		var out []Image
+		for _, arch := range []string{"amd64", "arm64"} {
+			out = append(out, Image{Architecture: arch, Files: []File{{Path: "app", Mode: 0o755, Data: []byte("app for " + arch)}},
+				Config: Config{Entrypoint: []string{"/app"}, User: "65532:65532"}})
+		}
+		return out
+	}
+	var buf bytes.Buffer
+	ref, err := WriteIndex(&buf, "example.local/app:1.0.0", images(), true, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Images) != 2 || ref.Images[0].ManifestDigest == ref.Images[1].ManifestDigest {
+		t.Fatalf("images %+v, want two different ones", ref.Images)
+	}
+	layoutIdx, top := readBack(t, buf.Bytes())
+	if len(top.Manifests) != 2 || top.Manifests[0].Digest.String() != ref.IndexDigest || top.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("index.json %+v, want the image index %s (by tag, then by digest)", top.Manifests, ref.IndexDigest)
+	}
+	if got := top.Manifests[1].Annotations[AnnotationImageName]; got != "example.local/app@"+ref.IndexDigest {
+		t.Errorf("second entry names %q", got)
+	}
+	idx, err := layoutIdx.ImageIndex(top.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Index(idx); err != nil {
+		t.Fatalf("the index does not validate: %v", err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, arch := range []string{"amd64", "arm64"} {
+		d := im.Manifests[i]
+		if d.Platform == nil || d.Platform.Architecture != arch || d.Platform.OS != "linux" || d.Digest.String() != ref.Images[i].ManifestDigest {
+			t.Errorf("entry %d: %+v, want %s for linux/%s", i, d, ref.Images[i].ManifestDigest, arch)
+		}
+		// Each platform's image reads back as a base for that platform.
+		base, err := ReadBase(bytes.NewReader(buf.Bytes()), arch, "linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base.ManifestDigest != ref.Images[i].ManifestDigest || base.Architecture != arch {
+			t.Errorf("ReadBase %s: %s %s", arch, base.ManifestDigest, base.Architecture)
+		}
+	}
+
+	var again bytes.Buffer
+	if _, err := WriteIndex(&again, "example.local/app:1.0.0", images(), true, time.Unix(1700000000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Error("two writes of the same index differ")
+	}
+	twice := append(images(), images()[0])
+	if _, err := WriteIndex(io.Discard, "example.local/app:1", twice, false, time.Time{}); err == nil || !strings.Contains(err.Error(), "two images for linux/amd64") {
+		t.Errorf("two amd64 images: %v", err)
+	}
+	if _, err := WriteIndex(io.Discard, "example.local/app:1", nil, false, time.Time{}); err == nil {
+		t.Error("an empty index was written")
+	}
+}
+
+// configJSON returns an image's raw config as a map, for fields v1.Config
+// does not name.
+func configJSON(t *testing.T, img v1.Image) map[string]json.RawMessage {
+	t.Helper()
+	b, err := img.RawConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -123,8 +123,6 @@ func Image(o Options) (ociimage.Image, error) {
 		Architecture: arch,
 		Base:         o.Base,
 		AlsoByDigest: o.AlsoByDigest,
-		// Compressed, so that a push (skopeo copy) keeps the digest printed.
-		Gzip: true,
 		Files: []ociimage.File{
 			// Root-owned and not writable by the bot's user.
 			{Path: strings.TrimPrefix(BinaryPath, "/"), Mode: 0o755, Data: o.Binary},
@@ -169,7 +167,7 @@ func Image(o Options) (ociimage.Image, error) {
 	return img, nil
 }
 
-// Tag turns a version (git describe's output) into a valid image tag:
+// Tag turns a version (the VERSION file's) into a valid image tag:
 // characters outside [A-Za-z0-9_.-] become '-', at most 128 characters.
 func Tag(version string) string {
 	t := tagInvalid.ReplaceAllString(version, "-")

@@ -3,7 +3,6 @@ package botimage
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
 )
@@ -97,12 +98,14 @@ func options(t *testing.T) Options {
 type built struct {
 	ref     ociimage.Ref
 	archive []byte
-	config  ociimage.Config
+	config  v1.Config
 	created string
 	layers  [][]*tar.Header // per layer, its entries
 	data    map[string][]byte
 }
 
+// build writes the image and reads it back with ociimage.ReadBase, which
+// verifies every blob with go-containerregistry's validate.
 func build(t *testing.T, o Options) built {
 	t.Helper()
 	img, err := Image(o)
@@ -114,47 +117,21 @@ func build(t *testing.T, o Options) built {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := built{ref: ref, archive: buf.Bytes(), data: map[string][]byte{}}
-	files := map[string][]byte{}
-	tr := tar.NewReader(bytes.NewReader(buf.Bytes()))
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	back, err := ociimage.ReadBase(bytes.NewReader(buf.Bytes()), img.Architecture, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ManifestDigest != ref.ManifestDigest {
+		t.Fatalf("read back %s, wrote %s", back.ManifestDigest, ref.ManifestDigest)
+	}
+	out := built{ref: ref, archive: buf.Bytes(), data: map[string][]byte{}, config: back.Config, created: back.Created.UTC().Format(time.RFC3339)}
+	for _, l := range back.Layers {
+		rc, err := l.Uncompressed()
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[h.Name], _ = io.ReadAll(tr)
-	}
-	blob := func(digest string) []byte {
-		b, ok := files["blobs/sha256/"+strings.TrimPrefix(digest, "sha256:")]
-		if !ok {
-			t.Fatalf("blob %s missing", digest)
-		}
-		return b
-	}
-	var m ociimage.Manifest
-	if err := json.Unmarshal(blob(ref.ManifestDigest), &m); err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		Created string          `json:"created"`
-		Config  ociimage.Config `json:"config"`
-	}
-	if err := json.Unmarshal(blob(m.Config.Digest), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	out.config, out.created = cfg.Config, cfg.Created
-	for _, l := range m.Layers {
-		var r io.Reader = bytes.NewReader(blob(l.Digest))
-		if l.MediaType == ociimage.MediaTypeLayerGzip {
-			if r, err = gzip.NewReader(r); err != nil {
-				t.Fatal(err)
-			}
-		}
 		var hdrs []*tar.Header
-		lr := tar.NewReader(r)
+		lr := tar.NewReader(rc)
 		for {
 			h, err := lr.Next()
 			if errors.Is(err, io.EOF) {
@@ -166,6 +143,7 @@ func build(t *testing.T, o Options) built {
 			hdrs = append(hdrs, h)
 			out.data[h.Name], _ = io.ReadAll(lr)
 		}
+		rc.Close()
 		out.layers = append(out.layers, hdrs)
 	}
 	return out
@@ -262,7 +240,6 @@ func TestImageOnABaseAddsTheBotOnly(t *testing.T) {
 			{Path: "etc/ssl/certs/ca-certificates.crt", Mode: 0o644, Data: caBundle(t, 1)},
 		},
 		Config: ociimage.Config{User: "nonroot", WorkingDir: "/home/nonroot", Env: []string{"PATH=/usr/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}},
-		Gzip:   true,
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,12 +27,15 @@ type TreeOptions struct {
 	// NoDownload refuses to run apt-get download when DebCache lacks the
 	// package (tests: nothing downloads at test time).
 	NoDownload bool
-	// Version, Revision and Created override git's: describe --tags
-	// --always --dirty, HEAD's hash and HEAD's commit time
-	// (SOURCE_DATE_EPOCH's convention). They are required outside a git
+	// Version overrides the VERSION file's; Revision and Created override
+	// git's: HEAD's hash and HEAD's commit time (SOURCE_DATE_EPOCH's
+	// convention). Revision and Created are required outside a git
 	// checkout.
 	Version, Revision string
 	Created           time.Time
+	// Architecture is the bot's GOARCH (default amd64): the bot is
+	// cross-compiled for it.
+	Architecture string
 	// WithoutCABundle leaves the bundle out (an image on a base).
 	WithoutCABundle bool
 }
@@ -43,8 +47,8 @@ func FromTree(o TreeOptions) (Options, error) {
 	var opts Options
 	var err error
 	if opts.Version = o.Version; opts.Version == "" {
-		if opts.Version, err = git(o.Root, "describe", "--tags", "--always", "--dirty"); err != nil {
-			return Options{}, fmt.Errorf("botimage: the version (set VERSION outside a git checkout): %w", err)
+		if opts.Version, err = ReadVersion(o.Root); err != nil {
+			return Options{}, err
 		}
 	}
 	if opts.Revision = o.Revision; opts.Revision == "" {
@@ -70,9 +74,13 @@ func FromTree(o TreeOptions) (Options, error) {
 	}
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "bot")
+	opts.Architecture = o.Architecture
+	if opts.Architecture == "" {
+		opts.Architecture = "amd64"
+	}
 	cmd := exec.Command("bash", "hack/build-bot.sh", bin)
 	cmd.Dir = o.Root
-	cmd.Env = append(os.Environ(), "VERSION="+opts.Version)
+	cmd.Env = append(os.Environ(), "VERSION="+opts.Version, "COMMIT="+opts.Revision, "GOOS=linux", "GOARCH="+opts.Architecture)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Options{}, fmt.Errorf("botimage: hack/build-bot.sh: %w\n%s", err, out)
 	}
@@ -91,6 +99,26 @@ func FromTree(o TreeOptions) (Options, error) {
 	}
 	return opts, nil
 }
+
+// VersionFile is the repository's one source of the release's version.
+const VersionFile = "VERSION"
+
+// ReadVersion returns the version in root's VERSION file: a semantic
+// version (MAJOR.MINOR.PATCH, optionally -PRERELEASE), without a "v".
+func ReadVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, VersionFile))
+	if err != nil {
+		return "", fmt.Errorf("botimage: the version: %w", err)
+	}
+	v := strings.TrimSpace(string(b))
+	if !semver.MatchString(v) {
+		return "", fmt.Errorf("botimage: %s holds %q, not a semantic version such as 1.2.3 (no leading v)", VersionFile, v)
+	}
+	return v, nil
+}
+
+// semver matches MAJOR.MINOR.PATCH with an optional pre-release.
+var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
 
 // git runs git in dir and returns its trimmed output.
 func git(dir string, args ...string) (string, error) {

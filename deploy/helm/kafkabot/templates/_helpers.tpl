@@ -30,8 +30,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-kafkabot.image: repository@digest. A tag only with image.allowMutableTag;
-otherwise a missing digest fails the install here, before anything is created.
+kafkabot.image: the bot's image.
+- image.digest set: repository@digest (what a release pins in the packaged
+  chart: hack/release.sh).
+- image.tag set: repository:tag, only with image.allowMutableTag.
+- neither: repository:appVersion, the release's version tag. helm template
+  and helm lint render it (GitOps tools render charts so); an install against
+  a cluster requires the digest (kafkabot.installChecks), so that what runs is
+  exactly one image.
 */}}
 {{- define "kafkabot.image" -}}
 {{- $img := .Values.image -}}
@@ -40,11 +46,84 @@ otherwise a missing digest fails the install here, before anything is created.
 {{- fail "image.digest is the all-zero placeholder of an unreleased checkout: set image.digest to the digest the image build printed" -}}
 {{- end -}}
 {{ $img.repository }}@{{ $img.digest }}
-{{- else if and $img.allowMutableTag $img.tag -}}
-{{ $img.repository }}:{{ $img.tag }}
-{{- else -}}
+{{- else if $img.tag -}}
+{{- if not $img.allowMutableTag -}}
 {{- fail "image.digest is required (sha256:<64 hex>, as printed by the image build): a digest names one image, a tag can be re-pointed. To run a tag anyway, set image.tag and image.allowMutableTag=true" -}}
 {{- end -}}
+{{ $img.repository }}:{{ $img.tag }}
+{{- else -}}
+{{ $img.repository }}:{{ .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kafkabot.clusterKnown: "true" when Helm talks to a cluster (helm install,
+upgrade, template --dry-run=server): lookup answers only then. helm template
+and helm lint have no cluster: lookup gives nothing and the checks that need
+one are skipped, so the chart renders anywhere.
+*/}}
+{{- define "kafkabot.clusterKnown" -}}
+{{- if lookup "v1" "Namespace" "" "kube-system" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+kafkabot.installChecks: what can only be checked against the cluster the
+chart is installed into (kafkabot.validate includes it; Helm renders every
+template before it creates anything, so a failure here installs nothing).
+- Kubernetes >= 1.30: the admission policy is admissionregistration.k8s.io/v1.
+- With namespace.manage (the chart takes the release namespace over: labels
+  it Pod Security restricted, keeps it on uninstall), the namespace is the
+  bot's own: never default or a kube-* namespace, never one holding workloads
+  of anyone else.
+- The image is pinned by digest (or a tag was explicitly allowed).
+*/}}
+{{- define "kafkabot.installChecks" -}}
+{{- if include "kafkabot.clusterKnown" . -}}
+{{- if not (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "kafkabot needs Kubernetes >= 1.30 (its admission policy is a ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1, GA in 1.30); this cluster runs %s. Nothing was installed" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- $ns := .Release.Namespace -}}
+{{- if .Values.namespace.manage -}}
+{{- if or (eq $ns "default") (hasPrefix "kube-" $ns) -}}
+{{- fail (printf "refusing to install into namespace %q: the chart takes its namespace over (labels it Pod Security %s, and keeps it on uninstall). Create a namespace of its own (kubectl create namespace kafka-bot) and install with --namespace kafka-bot. Nothing was installed" $ns .Values.namespace.podSecurityEnforce) -}}
+{{- end -}}
+{{- $others := list -}}
+{{- range $kind := list (list "v1" "Pod") (list "apps/v1" "Deployment") (list "apps/v1" "StatefulSet") (list "apps/v1" "DaemonSet") (list "apps/v1" "ReplicaSet") (list "batch/v1" "Job") (list "batch/v1" "CronJob") -}}
+{{- range (lookup (index $kind 0) (index $kind 1) $ns "").items -}}
+{{- $labels := .metadata.labels | default dict -}}
+{{- if ne (get $labels "app.kubernetes.io/instance") $.Release.Name -}}
+{{- $others = append $others (printf "%s/%s" (index $kind 1) .metadata.name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $others -}}
+{{- fail (printf "refusing to install into namespace %q: it holds workloads of others (%s). The chart takes its namespace over (labels it Pod Security %s, and keeps it on uninstall): give the bot a namespace of its own (kubectl create namespace kafka-bot, --namespace kafka-bot). Nothing was installed" $ns (join ", " (slice $others 0 (min 3 (len $others)))) .Values.namespace.podSecurityEnforce) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not .Values.image.digest) (not .Values.image.allowMutableTag) -}}
+{{- fail (printf "image.digest is required to install: this chart (from a checkout, not a release) names the image by its version tag %s. Install the released chart (its digest is pinned), or set image.digest to the digest the image build printed. Nothing was installed" (include "kafkabot.image" .)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kafkabot.clustersFile: the CLUSTERS_FILE the chart writes from values
+clusters (internal/fleet reads it): each cluster's kubeconfig is mounted from
+its Secret at /etc/kafkabot/clusters/<name>/kubeconfig.
+*/}}
+{{- define "kafkabot.clustersFile" -}}
+{{- $list := list -}}
+{{- range .Values.clusters -}}
+{{- $c := dict "name" .name -}}
+{{- if .kubeconfigSecret -}}
+{{- $_ := set $c "kubeconfig" (printf "/etc/kafkabot/clusters/%s/kubeconfig" .name) -}}
+{{- end -}}
+{{- with .context -}}{{- $_ := set $c "context" . -}}{{- end -}}
+{{- with .kafkaNamespaces -}}{{- $_ := set $c "kafkaNamespaces" . -}}{{- end -}}
+{{- with .approvalChannels -}}{{- $_ := set $c "approvalChannels" . -}}{{- end -}}
+{{- $list = append $list $c -}}
+{{- end -}}
+{{- toYaml (dict "clusters" $list) -}}
 {{- end -}}
 
 {{/*
@@ -53,6 +132,7 @@ the ConfigMap, so every check runs on every render.
 */}}
 {{- define "kafkabot.validate" -}}
 {{- $ := . -}}
+{{- include "kafkabot.installChecks" . -}}
 {{- $seen := dict -}}
 {{- range .Values.kafkaNamespaces -}}
 {{- if hasKey $seen . -}}
@@ -109,11 +189,18 @@ half-way at the first Role there. helm template and lint skip this.
 {{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.apiServer.cidrs) -}}
 {{- fail "networkPolicy.enabled needs networkPolicy.apiServer.cidrs (the API server's addresses: kubectl get endpoints kubernetes -n default); without them the bot could not reach the API server" -}}
 {{- end -}}
+{{- $clusterNames := dict -}}
+{{- range .Values.clusters -}}
+{{- if hasKey $clusterNames .name -}}
+{{- fail (printf "clusters lists %q twice" .name) -}}
+{{- end -}}
+{{- $_ := set $clusterNames .name true -}}
+{{- end -}}
 {{- range $k, $_ := .Values.extraConfig -}}
 {{- if has $k (list "SLACK_APP_TOKEN" "SLACK_BOT_TOKEN" "APPROVAL_SECRET" "ALERTMANAGER_TOKEN") -}}
 {{- fail (printf "extraConfig.%s is a secret: a ConfigMap is readable by anyone who may read ConfigMaps; put it in the Secret (existingSecret or secret.values)" $k) -}}
 {{- end -}}
-{{- if has $k (list "KAFKA_NAMESPACES" "KAFKA_POD_SELECTOR" "CLUSTER_NAME" "ALERT_CHANNEL" "APPROVERS" "APPROVAL_CHANNELS" "SWEEP_SCHEDULE" "LOG_LEVEL" "LOG_FORMAT" "ALLOW_ROOT_BROKER" "POD_NAMESPACE" "POD_NAME") -}}
+{{- if has $k (list "KAFKA_NAMESPACES" "KAFKA_POD_SELECTOR" "CLUSTER_NAME" "ALERT_CHANNEL" "APPROVERS" "APPROVAL_CHANNELS" "SWEEP_SCHEDULE" "LOG_LEVEL" "LOG_FORMAT" "ALLOW_ROOT_BROKER" "POD_NAMESPACE" "POD_NAME" "CLUSTERS_FILE") -}}
 {{- fail (printf "extraConfig.%s has a value of its own in values.yaml (or is set by the chart): set that instead" $k) -}}
 {{- end -}}
 {{- end -}}
