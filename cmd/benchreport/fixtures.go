@@ -119,7 +119,7 @@ func newBrokerVolume(parent, nodeID string) (string, error) {
 		"data/__cluster_metadata-0/00000000000057054787.index": filler(512),
 		"data/__cluster_metadata-0/leader-epoch-checkpoint":    []byte("0\n1\n12 57054787\n"),
 		"data/__cluster_metadata-0/partition.metadata":         []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n"),
-		"data/__cluster_metadata-0/quorum-state":               []byte(`{"leaderId":1,"leaderEpoch":12}` + "\n"),
+		"data/__cluster_metadata-0/quorum-state":               []byte(`{"clusterId":"","leaderId":1,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":0},{"voterId":1},{"voterId":2}],"data_version":0}` + "\n"),
 		"data/orders-0/00000000000000000000.log":               filler(16384),
 		"data/orders-0/partition.metadata":                     []byte("version: 0\ntopic_id: 9Jc0mZ0sQ1e1Qd3Xb8wM2A\n"),
 	}

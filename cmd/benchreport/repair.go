@@ -92,7 +92,7 @@ func runRepair() (section, error) {
 	end = time.Since(start)
 	summary := thread[len(thread)-1].Text
 	if !strings.Contains(summary, "Repair succeeded") {
-		return section{}, fmt.Errorf("the repair did not succeed: %s", summary)
+		return section{}, fmt.Errorf("the repair did not succeed: %s; thread: %s", summary, threadText(thread))
 	}
 	st := view.Stats()
 	var watches, polls int
@@ -125,7 +125,11 @@ func runRepair() (section, error) {
 func threadText(th []slackemu.Message) string {
 	var out []string
 	for _, m := range th {
-		out = append(out, m.Text)
+		text := m.Text
+		if blocks, err := slackemu.BlocksText(m.Blocks); err == nil && blocks != "" {
+			text = blocks
+		}
+		out = append(out, text)
 	}
 	return strings.Join(out, "\n---\n")
 }

@@ -33,7 +33,7 @@ type Shell struct {
 
 // scriptTools are the commands the repair script and kubesim's runner
 // use (repair.sh names its tools in its header).
-var scriptTools = []string{"cat", "date", "find", "hostname", "id", "ls", "mkdir", "mv", "readlink", "sleep", "stat", "tr"}
+var scriptTools = []string{"awk", "cat", "date", "find", "hostname", "id", "ls", "mkdir", "mv", "od", "readlink", "sleep", "stat", "tr"}
 
 // FindShell resolves choice to a Shell. For the system shell it writes a
 // busybox stand-in into dir (which the caller removes).
