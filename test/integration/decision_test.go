@@ -13,6 +13,10 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
+// decisionKey signs the decision records in these tests only (the bot
+// passes APPROVAL_SECRET).
+var decisionKey = []byte("integration-test-decision-key-0123456789abcdef")
+
 // botReplicas returns n decision stores, each on its own clientset acting
 // as the bot's ServiceAccount: n bot replicas sharing one API server.
 func botReplicas(t *testing.T, env *testenv.Env, ns string, n int) []*kube.DecisionStore {
@@ -23,7 +27,7 @@ func botReplicas(t *testing.T, env *testenv.Env, ns string, n int) []*kube.Decis
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, kube.New(cs, kube.Options{Namespaces: []string{ns}}).Decisions())
+		out = append(out, kube.New(cs, kube.Options{Namespaces: []string{ns}}).Decisions(decisionKey))
 	}
 	return out
 }
