@@ -263,8 +263,21 @@ func checkNoRepair(ctx context.Context, in *gateInput) error {
 	}
 	own := kube.RepairLeaseName(in.req.Pod)
 	cluster := labelValue(in.snap.Cluster)
-	for i := range leases {
-		l := &leases[i]
+	// The broker's own Lease first, then the brokers' Leases (they name
+	// the step reached), then the clusters'.
+	ordered := slices.Clone(leases)
+	rank := func(l *coordinationv1.Lease) int {
+		switch {
+		case l.Name == own:
+			return 0
+		case strings.HasPrefix(l.Name, "kafkabot-repair-"):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(ordered, func(a, b coordinationv1.Lease) int { return rank(&a) - rank(&b) })
+	for i := range ordered {
+		l := &ordered[i]
 		if in.resuming && l.Annotations[annoApprovalID] == in.req.ApprovalID {
 			continue // the resumed repair's own Leases
 		}
