@@ -71,6 +71,11 @@ type RepairOptions struct {
 	// only on Leases whose record verifies with it. The bot passes
 	// APPROVAL_SECRET. Without a key no Lease is ever resumed.
 	RecordKey []byte
+	// ClusterName is the name of the Kubernetes cluster this Repairer
+	// works in (CLUSTERS_FILE's name, CLUSTER_NAME for a single cluster).
+	// The record MAC covers it, so a Lease copied from another cluster
+	// served with the same APPROVAL_SECRET does not verify here.
+	ClusterName string
 	// Gates are the safety gates' settings.
 	Gates GateOptions
 }
@@ -109,7 +114,8 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 	if r.inspect == nil {
 		r.inspect = kc
 	}
-	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack, key: opts.RecordKey}
+	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack,
+		key: opts.RecordKey, cluster: opts.ClusterName, timeout: opts.Timeout, settle: opts.Settle}
 	return r
 }
 

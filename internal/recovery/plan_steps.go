@@ -124,6 +124,7 @@ func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 		allowed:  r.kc.NamespaceAllowed,
 		now:      r.opts.Clock.Now(),
 		opts:     r.opts.Gates,
+		lock:     r.lock,
 		loadPeers: onceValue(func(ctx context.Context) ([]diagnose.Snapshot, error) {
 			return r.inspect.KafkaPods(ctx)
 		}),
@@ -290,6 +291,13 @@ func (run *repairRun) takeLeaseStep() Step {
 				return err
 			}
 			run.lock, run.clusterLock = held, cl
+			for _, took := range []error{cl.tookExpired, held.tookExpired} {
+				if took != nil {
+					run.warnings = append(run.warnings, took.Error())
+					run.r.opts.Logger.WarnContext(ctx, "took over a repair lease whose record does not verify, after its bound",
+						"approval_id", run.req.ApprovalID, "error", took)
+				}
+			}
 			return nil
 		},
 		func() string {

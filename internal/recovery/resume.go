@@ -72,7 +72,7 @@ func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadT
 			}
 			// Never act on (or post to the channel of) a record this bot
 			// did not sign: anyone with Lease write access could forge one.
-			if err := verifyRecord(r.opts.RecordKey, l); err != nil {
+			if err := r.lock.verify(l); err != nil {
 				tried[key] = true
 				r.opts.Logger.WarnContext(ctx, "not resuming a repair lease: its record does not verify; a person must look at it",
 					"lease", l.Namespace+"/"+l.Name, "error", err)

@@ -197,12 +197,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
 			RecordKey:  []byte(cfg.ApprovalSecret),
-			Settle:     cfg.RepairSettle,
-			Timeout:    cfg.RepairTimeout,
-			DryRun:     cfg.DryRun,
-			Identity:   opts.Identity,
-			Logger:     clog,
-			Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+			// The record MAC covers the cluster: a Lease copied from
+			// another served cluster does not verify here.
+			ClusterName: c.Name,
+			Settle:      cfg.RepairSettle,
+			Timeout:     cfg.RepairTimeout,
+			DryRun:      cfg.DryRun,
+			Identity:    opts.Identity,
+			Logger:      clog,
+			Gates:       recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
