@@ -146,6 +146,22 @@ func Apply(r *Record, c Click) (Outcome, error) {
 	return Outcome{Record: *r, Applied: true, Completed: r.State() == StateApproved, Dropped: dropped}, nil
 }
 
+// Holds reports whether r already holds c itself: its user's vote (or
+// rejection) at c's time. A store whose write of c was applied but whose
+// answer was lost finds it so when it reads the record again.
+func (r *Record) Holds(c Click) bool {
+	at := c.At.UTC()
+	if !c.Approve {
+		return r.Rejected != nil && r.Rejected.User == c.User && r.Rejected.At.Equal(at)
+	}
+	for _, v := range r.Approvals {
+		if v.User == c.User && v.At.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // dropVotes removes the approvals whose users no longer count and returns
 // them (none when counts is nil).
 func (r *Record) dropVotes(counts func(user string) bool) []Vote {

@@ -99,6 +99,10 @@ func (s *DecisionStore) Decide(ctx context.Context, click approval.Click) (appro
 	if !apierrors.IsAlreadyExists(err) {
 		return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, err)
 	}
+	// sent is the outcome of an update whose answer was lost (or that
+	// conflicted after a lost answer was retried): if the record read next
+	// holds this very click, that update was applied.
+	var sent *approval.Outcome
 	for range maxDecisionAttempts {
 		existing, err := s.c.GetLease(ctx, a.Namespace, lease.Name)
 		if err != nil {
@@ -107,6 +111,11 @@ func (s *DecisionStore) Decide(ctx context.Context, click approval.Click) (appro
 		rec, err := s.verifiedRecordOf(existing)
 		if err != nil {
 			return approval.Outcome{}, err
+		}
+		if sent != nil && rec.Holds(click) {
+			out := *sent
+			out.Record = rec
+			return out, nil
 		}
 		out, err := approval.Apply(&rec, click)
 		if err != nil || !out.Applied {
@@ -119,9 +128,10 @@ func (s *DecisionStore) Decide(ctx context.Context, click approval.Click) (appro
 		if err == nil {
 			return out, nil
 		}
-		if !apierrors.IsConflict(err) {
+		if !apierrors.IsConflict(err) && !mayHaveSucceeded(err) {
 			return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, err)
 		}
+		sent = &out
 	}
 	return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: the record kept changing (%d attempts)", a.ID, maxDecisionAttempts)
 }

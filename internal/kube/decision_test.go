@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 )
@@ -160,4 +165,65 @@ func (s *storedRecord) store() *coordinationv1.Lease {
 	raw, _ := json.Marshal(s.rec)
 	s.lease.Annotations[annoDecision] = string(raw)
 	return s.lease
+}
+
+// dropAnswerOnce makes the fake API server's Lease writes optimistic, as
+// the real one's are (an update must carry the stored resourceVersion,
+// which each write bumps), and makes it apply the next update of the Lease
+// called name and then lose its answer (a timeout), as a dropped
+// connection does.
+func dropAnswerOnce(cs *fake.Clientset, name string) *atomic.Bool {
+	var dropped atomic.Bool
+	gvr := coordinationv1.SchemeGroupVersion.WithResource("leases")
+	cs.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		l := action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		cur, err := cs.Tracker().Get(gvr, l.Namespace, l.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		stored := cur.(*coordinationv1.Lease).ResourceVersion
+		if l.ResourceVersion != stored {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), l.Name, fmt.Errorf("resourceVersion %s, stored %s", l.ResourceVersion, stored))
+		}
+		n, _ := strconv.Atoi(stored)
+		l.ResourceVersion = strconv.Itoa(n + 1)
+		if err := cs.Tracker().Update(gvr, l, l.Namespace); err != nil {
+			return true, nil, err
+		}
+		if l.Name == name && !dropped.Swap(true) {
+			return true, nil, apierrors.NewTimeoutError("the answer was lost", 1)
+		}
+		return true, l, nil
+	})
+	return &dropped
+}
+
+// TestContainment4_LostAnswerToTheCompletingDecisionUpdate (review finding
+// 14, lost responses): the API server applies the click that completes the
+// approval but its answer is lost. The store re-reads the record, finds its
+// own vote (same user, same time) and reports the click as the completing
+// one; before, the retry conflicted, the re-read said "already approved"
+// and nothing ran. Another click of the same user (a new time) is still
+// refused as already approved.
+func TestContainment4_LostAnswerToTheCompletingDecisionUpdate(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	store := New(cs, Options{}).Decisions(decisionKey)
+	a := decisionApproval("ABCDEF")
+	if _, err := store.Decide(ctx, decisionClick(a, "U1", true, 2)); err != nil {
+		t.Fatal(err)
+	}
+	dropped := dropAnswerOnce(cs, DecisionLeaseName(a.ID))
+	out, err := store.Decide(ctx, decisionClick(a, "U2", true, 2))
+	if !dropped.Load() {
+		t.Fatal("the fake did not drop an answer: the test proves nothing")
+	}
+	if err != nil || !out.Applied || !out.Completed {
+		t.Fatalf("the completing click whose answer was lost: %+v, %v; want applied and completed", out, err)
+	}
+	again := decisionClick(a, "U2", true, 2)
+	again.At = again.At.Add(time.Second)
+	if out, err := store.Decide(ctx, again); err != nil || out.Completed || out.Reason != approval.ReasonAlreadyApproved {
+		t.Errorf("a later click: %+v, %v; want refused as already approved", out, err)
+	}
 }
