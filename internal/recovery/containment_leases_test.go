@@ -149,3 +149,35 @@ func TestContainment7_RepairRecordMACCoversTheCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestContainment5_LostAnswerToALeaseTakeOver (review finding 14, lost
+// responses): the broker's Lease records a finished repair of another
+// approval; the API server applies this repair's take-over but the answer
+// is lost, and the retry conflicts. The repair reads the Lease back, finds
+// its own acquisition and goes on; before, the thread said "refused" while
+// the Lease stayed running under this replica's identity, for the next
+// start to resume a repair nobody had been told about.
+func TestContainment5_LostAnswerToALeaseTakeOver(t *testing.T) {
+	c := seedCluster(t)
+	l := runningLeaseOf(brokerName, brokerUID)
+	l.Annotations[annoState] = leaseDone
+	l.Spec.HolderIdentity = nil
+	l.ResourceVersion = "1"
+	c.extra = append(c.extra, runtime.Object(l))
+	h := newHarness(t, c, kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+	h.dropLeaseAnswer = l.Name
+	s := awaitSummary(t, repairWithin(t, h, &recorder{}))
+	h.mu.Lock()
+	dropped := h.dropLeaseAnswer == ""
+	h.mu.Unlock()
+	if !dropped {
+		t.Fatal("the fake lost no answer: the test proves nothing")
+	}
+	if s.Outcome != OutcomeRepaired {
+		t.Fatalf("outcome %s after a take-over whose answer was lost, want repaired:\n%s", s.Outcome, s.Text)
+	}
+	if got := h.lease(); got.Annotations[annoApprovalID] != testApproval || got.Annotations[annoState] != leaseDone || got.Spec.HolderIdentity != nil {
+		t.Errorf("lease after the repair: approval %s state %s holder %v; want this approval, done, released",
+			got.Annotations[annoApprovalID], got.Annotations[annoState], got.Spec.HolderIdentity)
+	}
+}

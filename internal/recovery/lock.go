@@ -256,6 +256,11 @@ func (l *repairLock) takeLease(ctx context.Context, lease *coordinationv1.Lease,
 		return nil, err
 	}
 	updated, err := l.kc.UpdateLease(ctx, existing)
+	if err != nil {
+		if mine := l.ownWrite(ctx, existing, err); mine != nil {
+			return &heldLock{l: l, lease: mine}, nil
+		}
+	}
 	if apierrors.IsConflict(err) {
 		return nil, fmt.Errorf("%w: %s took lease %s at the same moment", ErrRepairRunning, rival, lease.Name)
 	}
@@ -263,6 +268,24 @@ func (l *repairLock) takeLease(ctx context.Context, lease *coordinationv1.Lease,
 		return nil, fmt.Errorf("taking lease %s: %w", lease.Name, err)
 	}
 	return &heldLock{l: l, lease: updated}, nil
+}
+
+// ownWrite handles a Lease update that failed with a conflict or an error
+// that may hide an applied write (the answer was lost; a retry of it then
+// conflicts): it reads the Lease back and returns it when it holds the
+// write sent (this holder, the same acquire time, the same approval), else
+// nil. Without it, a take-over whose answer was lost left the Lease
+// running under this replica's identity while the thread said "refused",
+// and the next start resumed a repair nobody was told about.
+func (l *repairLock) ownWrite(ctx context.Context, sent *coordinationv1.Lease, err error) *coordinationv1.Lease {
+	if !apierrors.IsConflict(err) && !kube.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	cur, getErr := l.kc.GetLease(ctx, sent.Namespace, sent.Name)
+	if getErr != nil || !kube.SameAcquisition(cur, sent) || cur.Annotations[annoApprovalID] != sent.Annotations[annoApprovalID] {
+		return nil
+	}
+	return cur
 }
 
 // refuseTaken returns why an existing repair Lease blocks approvalID, or
@@ -378,6 +401,9 @@ func (l *repairLock) takeOver(ctx context.Context, lease *coordinationv1.Lease) 
 	next.Spec.AcquireTime = now
 	updated, err := l.kc.UpdateLease(ctx, next)
 	if err != nil {
+		if mine := l.ownWrite(ctx, next, err); mine != nil {
+			return &heldLock{l: l, lease: mine}, nil
+		}
 		return nil, fmt.Errorf("taking over lease %s: %w", lease.Name, err)
 	}
 	return &heldLock{l: l, lease: updated}, nil
