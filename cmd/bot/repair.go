@@ -105,8 +105,8 @@ func runRepair(ctx context.Context, a repairArgs, stdin io.Reader, stdout, stder
 		DebugImage: cfg.DebugImage, Timeout: cfg.RepairTimeout, DryRun: cfg.DryRun, AllowRootBroker: cfg.AllowRootBroker,
 		Identity: "cli/" + who + "@" + host, Logger: logger,
 		Gates:     recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
-		RecordKey: []byte(cfg.ApprovalSecret),
-		Settle:    cfg.RepairSettle,
+		RecordKey: []byte(cfg.ApprovalSecret), ClusterName: cfg.ClusterName,
+		Settle: cfg.RepairSettle,
 	})
 	req := recovery.Request{
 		ApprovalID: newApprovalID(), Namespace: ns, Pod: pod, PodUID: snap.UID,

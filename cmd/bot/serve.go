@@ -127,7 +127,7 @@ func servedClusters(cfg *config.Config) (clusters []serve.Cluster, home *rest.Co
 		if err != nil {
 			return nil, nil, fmt.Errorf("CLUSTERS_FILE %s: clusters[%d] (%s): kubeconfig: %w", cfg.ClustersFile, i, sp.Name, err)
 		}
-		clusters = append(clusters, serve.Cluster{Name: sp.Name, Config: rc, KafkaNamespaces: sp.KafkaNamespaces, ApprovalChannels: sp.ApprovalChannels})
+		clusters = append(clusters, serve.Cluster{Name: sp.Name, Config: rc, KafkaNamespaces: sp.KafkaNamespaces, ApprovalChannels: sp.ApprovalChannels, Approvers: sp.Approvers})
 	}
 	if rc, err := rest.InClusterConfig(); err == nil {
 		home = rc

@@ -74,6 +74,14 @@ type Click struct {
 	// (REQUIRED_APPROVALS); a Record keeps the largest any click asked for.
 	Required int
 	At       time.Time
+	// Counts says whether a user's stored vote still counts: an approver
+	// now (of the approval's cluster) and, when self-approval is
+	// forbidden, not the requester. Votes that no longer count are dropped
+	// from the Record by every Approve (Outcome.Dropped lists them), so an
+	// approver removed since their click, or a vote taken under another
+	// replica's settings, never completes an approval. Nil counts every
+	// vote (tests and single-purpose tools only: the bot always sets it).
+	Counts func(user string) bool
 }
 
 // Refusal reasons of a click that changes nothing.
@@ -93,6 +101,9 @@ type Outcome struct {
 	// Completed is true for the one click that made the Record approved:
 	// the bot acts on this click, and on no other.
 	Completed bool
+	// Dropped are the stored votes this Approve dropped because they no
+	// longer count (see Click.Counts).
+	Dropped []Vote
 }
 
 // ErrRecordMismatch means a stored Record is not the record of the
@@ -124,12 +135,47 @@ func Apply(r *Record, c Click) (Outcome, error) {
 		r.Rejected = &Vote{User: c.User, At: c.At.UTC()}
 		return Outcome{Record: *r, Applied: true}, nil
 	}
+	dropped := r.dropVotes(c.Counts)
 	for _, v := range r.Approvals {
 		if v.User == c.User {
-			return Outcome{Record: *r, Reason: ReasonDuplicate}, nil
+			return Outcome{Record: *r, Reason: ReasonDuplicate, Dropped: dropped}, nil
 		}
 	}
 	r.Required = max(r.Required, c.Required, 1)
 	r.Approvals = append(r.Approvals, Vote{User: c.User, At: c.At.UTC()})
-	return Outcome{Record: *r, Applied: true, Completed: r.State() == StateApproved}, nil
+	return Outcome{Record: *r, Applied: true, Completed: r.State() == StateApproved, Dropped: dropped}, nil
+}
+
+// Holds reports whether r already holds c itself: its user's vote (or
+// rejection) at c's time. A store whose write of c was applied but whose
+// answer was lost finds it so when it reads the record again.
+func (r *Record) Holds(c Click) bool {
+	at := c.At.UTC()
+	if !c.Approve {
+		return r.Rejected != nil && r.Rejected.User == c.User && r.Rejected.At.Equal(at)
+	}
+	for _, v := range r.Approvals {
+		if v.User == c.User && v.At.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropVotes removes the approvals whose users no longer count and returns
+// them (none when counts is nil).
+func (r *Record) dropVotes(counts func(user string) bool) []Vote {
+	if counts == nil {
+		return nil
+	}
+	var kept, dropped []Vote
+	for _, v := range r.Approvals {
+		if counts(v.User) {
+			kept = append(kept, v)
+		} else {
+			dropped = append(dropped, v)
+		}
+	}
+	r.Approvals = kept
+	return dropped
 }

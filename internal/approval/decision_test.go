@@ -93,3 +93,61 @@ func TestApplyRefusesAnotherApprovalsRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestContainment4_ApplyCountsOnlyVotesThatCountNow (review finding 5):
+// an Approve drops stored votes of users Click.Counts refuses (no longer
+// approvers, or the requester) before counting, and reports them.
+func TestContainment4_ApplyCountsOnlyVotesThatCountNow(t *testing.T) {
+	a := decisionApproval()
+	at := a.IssuedAt.Add(time.Minute)
+	current := map[string]bool{"U1": true, "U3": true}
+	counts := func(u string) bool { return current[u] }
+	r := NewRecord(a, 2)
+	r.Approvals = []Vote{{User: "U2", At: at}} // U2 was an approver then
+	out, err := Apply(&r, Click{Approval: a, User: "U1", Approve: true, Required: 2, At: at, Counts: counts})
+	if err != nil || !out.Applied || out.Completed || len(out.Dropped) != 1 || out.Dropped[0].User != "U2" {
+		t.Fatalf("U1 after U2's stale vote: %+v, %v; want applied, 1 of 2, U2 dropped", out, err)
+	}
+	if got := r.Approvers(); len(got) != 1 || got[0] != "U1" {
+		t.Errorf("record approvers %v, want [U1]", got)
+	}
+	out, err = Apply(&r, Click{Approval: a, User: "U1", Approve: true, Required: 2, At: at, Counts: counts})
+	if err != nil || out.Applied || out.Reason != ReasonDuplicate {
+		t.Errorf("U1 again: %+v, %v; want a duplicate", out, err)
+	}
+	out, err = Apply(&r, Click{Approval: a, User: "U3", Approve: true, Required: 2, At: at, Counts: counts})
+	if err != nil || !out.Completed || len(out.Dropped) != 0 {
+		t.Errorf("U3: %+v, %v; want completed with nothing dropped", out, err)
+	}
+}
+
+// TestContainment4_SealedRecordRoundTrip: a sealed Record opens with its
+// key only, and any change to its body breaks the MAC.
+func TestContainment4_SealedRecordRoundTrip(t *testing.T) {
+	key := []byte("approval-test-record-key-0123456789abcdefgh")
+	r := NewRecord(decisionApproval(), 2)
+	r.Approvals = []Vote{{User: "U1", At: decisionApproval().IssuedAt}}
+	body, mac, err := SealRecord(key, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := OpenRecord(key, body, mac); err != nil || got.Approvers()[0] != "U1" {
+		t.Fatalf("OpenRecord = %+v, %v", got, err)
+	}
+	for name, c := range map[string]struct {
+		key       []byte
+		body, mac string
+	}{
+		"no MAC":      {key, body, ""},
+		"changed":     {key, body[:len(body)-1] + " }", mac},
+		"another key": {[]byte("another-test-record-key-0123456789abcdefghij"), body, mac},
+		"garbage MAC": {key, body, "not base64!"},
+	} {
+		if _, err := OpenRecord(c.key, c.body, c.mac); !errors.Is(err, ErrUnsignedRecord) {
+			t.Errorf("%s: OpenRecord error %v, want ErrUnsignedRecord", name, err)
+		}
+	}
+	if _, _, err := SealRecord([]byte("short"), r); !errors.Is(err, ErrWeakSecret) {
+		t.Errorf("a weak key sealed a record: %v", err)
+	}
+}

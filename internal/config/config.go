@@ -25,7 +25,7 @@ type Config struct {
 	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
 	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
-	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
+	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
 	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel string `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
@@ -40,7 +40,7 @@ type Config struct {
 	RestartAlerts     int           `envconfig:"RESTART_ALERT_THRESHOLD" default:"3" desc:"alert on a Kafka pod restarting more than this many times within RESTART_ALERT_WINDOW"`
 	RestartWindow     time.Duration `envconfig:"RESTART_ALERT_WINDOW" default:"10m" desc:"window of RESTART_ALERT_THRESHOLD (and of recent OOMKilled exits)"`
 
-	Approvers                      []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs"`
+	Approvers                      []string      `envconfig:"APPROVERS" desc:"comma list of Slack user IDs allowed to approve repairs (of every cluster whose CLUSTERS_FILE entry has no approvers) and silence alerts"`
 	ApprovalSecret                 string        `envconfig:"APPROVAL_SECRET" desc:"HMAC key for approval button tokens (at least 32 bytes); required by serve"`
 	ApprovalTTL                    time.Duration `envconfig:"APPROVAL_TTL" default:"30m" desc:"how long an Approve button stays valid"`
 	ForbidSelfApproval             bool          `envconfig:"FORBID_SELF_APPROVAL" default:"true" desc:"refuse approvals by the person who asked for the diagnosis (false lets them approve their own)"`

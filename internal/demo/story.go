@@ -223,7 +223,7 @@ func (s *story) setUp(ctx context.Context) error {
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
 		ClusterName:      ClusterName,
-		ApprovalChannels: []string{Channel}, Decisions: kc.Decisions(),
+		ApprovalChannels: []string{Channel}, Decisions: kc.Decisions([]byte(hex.EncodeToString(secret))),
 	}))
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 //	    context: ""
 //	    kafkaNamespaces: [kafka]
 //	    approvalChannels: [C0PRODEU]
+//	    approvers: [U0PRODLEAD, U0PRODSRE]
 type Spec struct {
 	// Name identifies the cluster in commands (`prod-eu/kafka/broker-0`),
 	// message headers, approval tokens and Leases: a DNS-1123 label,
@@ -43,6 +44,11 @@ type Spec struct {
 	// an Approve of this cluster's repair counts there too, another
 	// cluster's does not.
 	ApprovalChannels []string `json:"approvalChannels,omitempty" yaml:"approvalChannels,omitempty"`
+	// Approvers, when set, are the Slack user IDs who may approve this
+	// cluster's repairs (and clear its escalations), instead of APPROVERS:
+	// a production cluster can be limited to a few people. Omitted means
+	// APPROVERS.
+	Approvers []string `json:"approvers,omitempty" yaml:"approvers,omitempty"`
 }
 
 // File is the whole CLUSTERS_FILE.
@@ -137,6 +143,16 @@ func Parse(data []byte) ([]Spec, error) {
 				return nil, bad("approvalChannels", "%q is not a Slack channel ID (C..., G...)", ch)
 			}
 		}
+		users := map[string]bool{}
+		for _, u := range s.Approvers {
+			if !validUser(u) {
+				return nil, bad("approvers", "%q is not a Slack user ID (U..., W...)", u)
+			}
+			if users[u] {
+				return nil, bad("approvers", "%q is listed twice", u)
+			}
+			users[u] = true
+		}
 	}
 	return f.Clusters, nil
 }
@@ -163,8 +179,15 @@ func ValidName(s string) error {
 }
 
 // validChannel reports whether s looks like a Slack channel ID.
-func validChannel(s string) bool {
-	if len(s) < 3 || len(s) > 32 || (s[0] != 'C' && s[0] != 'G') {
+func validChannel(s string) bool { return slackID(s, "CG") }
+
+// validUser reports whether s looks like a Slack user ID.
+func validUser(s string) bool { return slackID(s, "UW") }
+
+// slackID reports whether s looks like a Slack ID whose first letter is
+// one of prefixes: 3 to 32 uppercase letters and digits.
+func slackID(s, prefixes string) bool {
+	if len(s) < 3 || len(s) > 32 || !strings.ContainsRune(prefixes, rune(s[0])) {
 		return false
 	}
 	for i := 1; i < len(s); i++ {

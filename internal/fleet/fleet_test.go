@@ -26,11 +26,13 @@ func TestParse(t *testing.T) {
     context: eu
     kafkaNamespaces: [kafka, kafka-2]
     approvalChannels: [C0PRODEU]
+    approvers: [U0PRODLEAD, W0PRODSRE]
   - name: staging
 `,
 			want: []Spec{
 				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", Context: "eu",
-					KafkaNamespaces: []string{"kafka", "kafka-2"}, ApprovalChannels: []string{"C0PRODEU"}},
+					KafkaNamespaces: []string{"kafka", "kafka-2"}, ApprovalChannels: []string{"C0PRODEU"},
+					Approvers: []string{"U0PRODLEAD", "W0PRODSRE"}},
 				{Name: "staging"},
 			},
 		},
@@ -49,6 +51,9 @@ func TestParse(t *testing.T) {
 		{name: "duplicate name", in: "clusters:\n  - name: a\n  - name: b\n  - name: a\n", err: "clusters[2] (a): name: duplicate of clusters[0]"},
 		{name: "bad namespace", in: "clusters:\n  - name: a\n    kafkaNamespaces: [Kafka]\n", err: "clusters[0] (a): kafkaNamespaces"},
 		{name: "DM as approval channel", in: "clusters:\n  - name: a\n    approvalChannels: [D0DM]\n", err: "clusters[0] (a): approvalChannels"},
+		{name: "channel as approver", in: "clusters:\n  - name: a\n    approvers: [C0PRODEU]\n", err: "clusters[0] (a): approvers"},
+		{name: "lower-case approver", in: "clusters:\n  - name: a\n    approvers: [u0lead]\n", err: "clusters[0] (a): approvers"},
+		{name: "approver listed twice", in: "clusters:\n  - name: a\n    approvers: [U0LEAD, U0LEAD]\n", err: "listed twice"},
 		{name: "context without kubeconfig", in: "clusters:\n  - name: a\n    context: x\n", err: "clusters[0] (a): context"},
 		{name: "not yaml", in: "clusters: [", err: "invalid clusters file"},
 	}

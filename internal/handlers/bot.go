@@ -72,7 +72,9 @@ type Options struct {
 	ApprovalSecret []byte
 	// ApprovalTTL is how long Approve stays valid (default 30 minutes).
 	ApprovalTTL time.Duration
-	// Approvers are the Slack user IDs allowed to approve repairs.
+	// Approvers are the Slack user IDs allowed to approve repairs (of every
+	// cluster without its own ClusterOptions.Approvers), silence alerts and
+	// end silences.
 	Approvers []string
 	// AllowSelfApproval lets the person who asked for a diagnosis approve
 	// its repair; by default someone else must (FORBID_SELF_APPROVAL).
@@ -205,8 +207,6 @@ func New(opts Options) (*Bot, error) {
 		return nil, fmt.Errorf("handlers: approval secret shorter than %d bytes", approval.MinSecretLength)
 	case opts.Diagnoser == nil:
 		return nil, errors.New("handlers: no Diagnoser")
-	case opts.RequiredApprovals > 1 && opts.RequiredApprovals > len(opts.Approvers):
-		return nil, fmt.Errorf("handlers: %d approvals required but only %d approvers", opts.RequiredApprovals, len(opts.Approvers))
 	}
 	if opts.ApprovalTTL <= 0 {
 		opts.ApprovalTTL = defaultTTL
@@ -484,10 +484,13 @@ func (b *Bot) enqueue(ctx context.Context, requester string, job func(ctx contex
 // isApprover reports whether user may approve repairs.
 func (b *Bot) isApprover(user string) bool { return b.approvers[user] }
 
-// approverList is for messages: the approvers as mentions.
-func (b *Bot) approverList() string {
+// approverList is for messages: the approvers (APPROVERS) as mentions.
+func (b *Bot) approverList() string { return approverMentions(b.opts.Approvers) }
+
+// approverMentions is a list of approvers as sorted mentions, at most 10.
+func approverMentions(users []string) string {
 	var out []string
-	for _, a := range b.opts.Approvers {
+	for _, a := range users {
 		out = append(out, mention(a))
 	}
 	slices.Sort(out)

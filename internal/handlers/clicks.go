@@ -116,7 +116,15 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// The decision is recorded durably, and shared with every replica,
 	// before anything is done: a Reject on one replica stops an Approve
 	// that reaches another right after.
-	out, err := m.decisions.Decide(ctx, approval.Click{Approval: a, User: c.User, Approve: c.Approve, Required: b.opts.RequiredApprovals, At: now})
+	// Only votes of people who may approve this cluster's repairs now,
+	// and not the requester's when self-approval is forbidden, count
+	// toward the approval, however they got into the record.
+	counts := func(user string) bool { return m.isApprover(user) && (b.opts.AllowSelfApproval || user != a.Requester) }
+	out, err := m.decisions.Decide(ctx, approval.Click{Approval: a, User: c.User, Approve: c.Approve, Required: b.opts.RequiredApprovals, At: now, Counts: counts})
+	if errors.Is(err, approval.ErrUnsignedRecord) {
+		b.refuseUnsignedRecord(ctx, c, a, err)
+		return
+	}
 	if err != nil {
 		b.audit("approval.refused", c, a, "reason", "decision-not-recorded", "error", err.Error())
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 Your decision could not be recorded in the cluster, so nothing was done. "+
@@ -130,6 +138,16 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
 	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	if len(out.Dropped) > 0 {
+		dropped := make([]string, len(out.Dropped))
+		for i, v := range out.Dropped {
+			dropped[i] = v.User
+		}
+		b.audit("approval.votes-dropped", c, a, "dropped", strings.Join(dropped, ","))
+		rep.Say(fmt.Sprintf("⚠️ Earlier approval(s) by %s no longer count: %s not an approver %snow%s. They were removed from the decision record.",
+			mentions(dropped), map[bool]string{true: "they are", false: "that person is"}[len(dropped) > 1], b.ofCluster(m),
+			map[bool]string{true: "", false: ", or asked for this diagnosis and self-approval is forbidden"}[b.opts.AllowSelfApproval]))
+	}
 	// Everything below acts on the cluster the signed token names, and on
 	// no other (m is that cluster).
 	stamp := slackview.Date(now, slackview.DateTime)
@@ -223,9 +241,9 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 			return a, m, &refusal{"channel-not-allowed",
 				"Repairs " + b.ofCluster(m) + "are approved only in " + approvalChannelList(m) + ", not here. Nothing was changed."}
 		}
-		if !b.isApprover(c.User) {
+		if !m.isApprover(c.User) {
 			return a, m, &refusal{"not-an-approver",
-				"You are not allowed to approve repairs. Approvers: " + b.approverList() + ". Nothing was changed."}
+				"You are not allowed to approve repairs " + b.ofCluster(m) + "Approvers: " + m.approverList() + ". Nothing was changed."}
 		}
 		if !b.opts.AllowSelfApproval && c.User == a.Requester {
 			return a, m, &refusal{"self-approval",
@@ -233,11 +251,30 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 		}
 		return a, m, nil
 	}
-	if !b.isApprover(c.User) && c.User != a.Requester {
+	if !m.isApprover(c.User) && c.User != a.Requester {
 		return a, m, &refusal{"not-allowed-to-reject",
 			"Only approvers or the person who asked for the diagnosis can reject it. Nothing was changed."}
 	}
 	return a, m, nil
+}
+
+// refuseUnsignedRecord refuses a click whose approval's decision record in
+// the cluster does not carry this bot's MAC, loudly: in the thread, for
+// everyone, and to the clicker. No vote is counted and nothing runs.
+func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Approval, err error) {
+	b.audit("approval.refused", c, a, "reason", "decision-record-unsigned", "error", err.Error())
+	b.log.Warn("a decision record does not verify: someone else wrote or changed it; nothing was decided",
+		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
+	text := fmt.Sprintf("🛑 The decision record of this approval (the kafkabot-decision Lease of approval %s) does not carry this bot's signature: "+
+		"someone who can write Leases in namespace %s wrote or changed it (or it was written by a bot with another "+
+		"APPROVAL_SECRET, or by a version that did not sign decision records). No vote was counted and *nothing was run*. "+
+		"Check who wrote it (the API server's audit log), delete it, and run the diagnosis again for fresh buttons.",
+		inlineCode(a.ID, 80), inlineCode(a.Namespace, 80))
+	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
+	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	rep.Say(text)
+	rep.Wait(ctx)
+	b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 }
 
 // ofCluster is "of cluster X " on a multi-cluster bot, else "".

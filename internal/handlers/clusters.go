@@ -44,6 +44,11 @@ type ClusterOptions struct {
 	// ApprovalChannels are channels where this cluster's repairs may be
 	// approved besides Options.ApprovalChannels and the alert channel.
 	ApprovalChannels []string
+	// Approvers, when set, are the Slack user IDs allowed to approve this
+	// cluster's repairs and clear its escalations, instead of
+	// Options.Approvers (which stays the default for clusters without a
+	// list of their own).
+	Approvers []string
 }
 
 // Errors a multi-cluster Cluster's ResolvePod wraps to say the cluster
@@ -65,8 +70,18 @@ type member struct {
 	ClusterOptions
 	decisions        Decisions
 	approvalChannels map[string]bool
-	breaker          *fleet.Breaker
+	// approvers are the users who may approve this cluster's repairs: its
+	// own list, else Options.Approvers (approverIDs in order, for messages).
+	approvers   map[string]bool
+	approverIDs []string
+	breaker     *fleet.Breaker
 }
+
+// isApprover reports whether user may approve this cluster's repairs now.
+func (m *member) isApprover(user string) bool { return m.approvers[user] }
+
+// approverList is for messages: this cluster's approvers as mentions.
+func (m *member) approverList() string { return approverMentions(m.approverIDs) }
 
 // label is the cluster's name for messages ("" for an unnamed only cluster).
 func (m *member) label() string { return m.Name }
@@ -99,8 +114,17 @@ func (b *Bot) setupClusters(opts *Options) error {
 		if _, dup := b.byName[c.Name]; dup {
 			return fmt.Errorf("handlers: cluster %q is listed twice", c.Name)
 		}
-		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{},
-			breaker: &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}}
+		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{}, approvers: map[string]bool{},
+			approverIDs: opts.Approvers, breaker: &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}}
+		if len(c.Approvers) > 0 {
+			m.approverIDs = c.Approvers
+		}
+		for _, a := range m.approverIDs {
+			m.approvers[a] = true
+		}
+		if opts.RequiredApprovals > 1 && opts.RequiredApprovals > len(m.approvers) {
+			return fmt.Errorf("handlers: %d approvals required but only %d approvers (cluster %q)", opts.RequiredApprovals, len(m.approvers), c.Name)
+		}
 		if m.decisions == nil {
 			m.decisions = newMemoryDecisions()
 		}

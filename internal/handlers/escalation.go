@@ -141,14 +141,14 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	case g.Channel != c.Channel:
 		refuse("wrong-origin", "This button belongs to another channel.")
 		return
-	case !b.isApprover(c.User):
-		refuse("not-an-approver", "Only approvers may allow automated repairs again. Approvers: "+b.approverList()+".")
-		return
 	}
 	m, ok := b.memberNamed(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+inlineCode(g.KubeCluster, 80)+").")
+		return
+	case !m.isApprover(c.User):
+		refuse("not-an-approver", "Only approvers "+b.ofCluster(m)+"may allow automated repairs again. Approvers: "+m.approverList()+".")
 		return
 	case m.Escalations == nil:
 		refuse("no-store", "This bot cannot reach the escalation records.")

@@ -18,13 +18,16 @@ import (
 
 // Decision records are Leases named kafkabot-decision-<approval id> in the
 // approval's namespace (the broker's), labelled kafkabot/record=decision,
-// holding the approval.Record as JSON in one annotation.
+// holding the approval.Record as JSON in one annotation and its MAC
+// (approval.SealRecord, keyed with APPROVAL_SECRET) in another.
 const (
 	decisionLeasePrefix = "kafkabot-decision-"
 	// LabelRecord marks the bot's record Leases by kind.
 	LabelRecord    = "kafkabot/record"
 	recordDecision = "decision"
 	annoDecision   = "kafkabot/decision"
+	// AnnotationDecisionMAC holds the decision record's MAC.
+	AnnotationDecisionMAC = "kafkabot/decision-mac"
 )
 
 // DecisionRetention is how long a decision record is kept after its
@@ -51,19 +54,31 @@ func DecisionLeaseName(approvalID string) string {
 // replica. It creates a record if absent (so of two first clicks only one
 // creates it) and changes it only with an update guarded by its
 // resourceVersion, so concurrent clicks are applied one after the other.
+// Every record it writes carries a MAC keyed with APPROVAL_SECRET, and it
+// decides nothing on a record whose MAC does not verify
+// (approval.ErrUnsignedRecord): a vote can only come from a click this bot
+// authorized, never from someone who may merely write Leases.
 type DecisionStore struct {
-	c *Client
+	c   *Client
+	key []byte
 }
 
-// Decisions returns the client's decision record store.
-func (c *Client) Decisions() *DecisionStore { return &DecisionStore{c: c} }
+// Decisions returns the client's decision record store, signing and
+// verifying records with key (APPROVAL_SECRET). Without a key of at least
+// approval.MinSecretLength bytes every Decide fails: nothing is decided on
+// records nobody can verify.
+func (c *Client) Decisions(key []byte) *DecisionStore { return &DecisionStore{c: c, key: key} }
 
 // Decide applies a click to its approval's record in the cluster and
 // returns what it did. It returns an error, and the bot must act on
-// nothing, when the record cannot be read or written, or does not match
-// the approval (approval.ErrRecordMismatch).
+// nothing, when the record cannot be read or written, does not verify
+// (approval.ErrUnsignedRecord), or does not match the approval
+// (approval.ErrRecordMismatch).
 func (s *DecisionStore) Decide(ctx context.Context, click approval.Click) (approval.Outcome, error) {
 	a := click.Approval
+	if len(s.key) < approval.MinSecretLength {
+		return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, approval.ErrWeakSecret)
+	}
 	if !s.c.NamespaceAllowed(a.Namespace) {
 		return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w: %s", a.ID, ErrNamespaceNotAllowed, a.Namespace)
 	}
@@ -84,29 +99,39 @@ func (s *DecisionStore) Decide(ctx context.Context, click approval.Click) (appro
 	if !apierrors.IsAlreadyExists(err) {
 		return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, err)
 	}
+	// sent is the outcome of an update whose answer was lost (or that
+	// conflicted after a lost answer was retried): if the record read next
+	// holds this very click, that update was applied.
+	var sent *approval.Outcome
 	for range maxDecisionAttempts {
 		existing, err := s.c.GetLease(ctx, a.Namespace, lease.Name)
 		if err != nil {
 			return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, err)
 		}
-		rec, err := recordOf(existing)
+		rec, err := s.verifiedRecordOf(existing)
 		if err != nil {
 			return approval.Outcome{}, err
+		}
+		if sent != nil && rec.Holds(click) {
+			out := *sent
+			out.Record = rec
+			return out, nil
 		}
 		out, err := approval.Apply(&rec, click)
 		if err != nil || !out.Applied {
 			return out, err
 		}
-		if err := setRecord(existing, rec); err != nil {
+		if err := s.setRecord(existing, rec); err != nil {
 			return approval.Outcome{}, err
 		}
 		_, err = s.c.UpdateLease(ctx, existing)
 		if err == nil {
 			return out, nil
 		}
-		if !apierrors.IsConflict(err) {
+		if !apierrors.IsConflict(err) && !mayHaveSucceeded(err) {
 			return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: %w", a.ID, err)
 		}
+		sent = &out
 	}
 	return approval.Outcome{}, fmt.Errorf("recording the decision on approval %s: the record kept changing (%d attempts)", a.ID, maxDecisionAttempts)
 }
@@ -120,7 +145,7 @@ func (s *DecisionStore) Get(ctx context.Context, namespace, approvalID string) (
 	if err != nil {
 		return approval.Record{}, false, err
 	}
-	rec, err = recordOf(lease)
+	rec, err = s.verifiedRecordOf(lease)
 	return rec, err == nil, err
 }
 
@@ -139,24 +164,48 @@ func (s *DecisionStore) newLease(rec approval.Record, now time.Time) (*coordinat
 			AcquireTime:    &metav1.MicroTime{Time: now.Truncate(time.Microsecond)},
 		},
 	}
-	return lease, setRecord(lease, rec)
+	return lease, s.setRecord(lease, rec)
 }
 
-func setRecord(lease *coordinationv1.Lease, rec approval.Record) error {
-	b, err := json.Marshal(rec)
+// setRecord stores rec and its MAC in lease.
+func (s *DecisionStore) setRecord(lease *coordinationv1.Lease, rec approval.Record) error {
+	body, mac, err := approval.SealRecord(s.key, rec)
 	if err != nil {
-		return fmt.Errorf("encoding the decision record of approval %s: %w", rec.ID, err)
+		return err
 	}
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
 	}
-	lease.Annotations[annoDecision] = string(b)
+	lease.Annotations[annoDecision] = body
+	lease.Annotations[AnnotationDecisionMAC] = mac
 	return nil
+}
+
+// verifiedRecordOf reads a decision Lease's record, refusing one whose MAC
+// does not verify (approval.ErrUnsignedRecord) or that sits under another
+// approval's name or namespace.
+func (s *DecisionStore) verifiedRecordOf(lease *coordinationv1.Lease) (approval.Record, error) {
+	where := lease.Namespace + "/" + lease.Name
+	raw, ok := lease.Annotations[annoDecision]
+	if !ok {
+		return approval.Record{}, fmt.Errorf("%w: lease %s has no %s annotation", errBadRecord, where, annoDecision)
+	}
+	rec, err := approval.OpenRecord(s.key, raw, lease.Annotations[AnnotationDecisionMAC])
+	if err != nil {
+		return approval.Record{}, fmt.Errorf("decision record %s: %w", where, err)
+	}
+	if lease.Name != DecisionLeaseName(rec.ID) || lease.Namespace != rec.Namespace {
+		return approval.Record{}, fmt.Errorf("decision record %s: %w: it holds the record of approval %s in namespace %s",
+			where, approval.ErrUnsignedRecord, rec.ID, rec.Namespace)
+	}
+	return rec, nil
 }
 
 // errBadRecord means a decision Lease does not hold a readable record.
 var errBadRecord = errors.New("unreadable decision record")
 
+// recordOf reads a decision Lease's record without verifying it: only for
+// pruning, which deletes expired records and decides nothing.
 func recordOf(lease *coordinationv1.Lease) (approval.Record, error) {
 	var rec approval.Record
 	raw, ok := lease.Annotations[annoDecision]

@@ -87,13 +87,16 @@ func (c *Client) CreateLease(ctx context.Context, lease *coordinationv1.Lease) (
 		return nil, fmt.Errorf("creating lease %s/%s: %w", lease.Namespace, lease.Name, err)
 	}
 	existing, getErr := c.GetLease(ctx, lease.Namespace, lease.Name)
-	if getErr == nil && sameAcquisition(existing, lease) {
+	if getErr == nil && SameAcquisition(existing, lease) {
 		return existing, nil
 	}
 	return nil, fmt.Errorf("creating lease %s/%s: %w", lease.Namespace, lease.Name, err)
 }
 
-func sameAcquisition(a, b *coordinationv1.Lease) bool {
+// SameAcquisition reports whether two Leases record the same acquisition:
+// the same holder and acquire time. A writer whose answer was lost uses it
+// to recognise, in the Lease it reads back, the write it sent.
+func SameAcquisition(a, b *coordinationv1.Lease) bool {
 	if a.Spec.HolderIdentity == nil || b.Spec.HolderIdentity == nil || *a.Spec.HolderIdentity != *b.Spec.HolderIdentity {
 		return false
 	}

@@ -77,6 +77,9 @@ type gateInput struct {
 	// resuming is set when a restarted bot re-runs the gates of a repair
 	// it resumes: that repair's own Leases do not count as another repair.
 	resuming bool
+	// lock judges Leases whose record does not verify (they block only
+	// until their bound).
+	lock *repairLock
 
 	// warnings are gate notes that do not refuse (shown in the thread).
 	warnings []string
@@ -263,21 +266,47 @@ func checkNoRepair(ctx context.Context, in *gateInput) error {
 	}
 	own := kube.RepairLeaseName(in.req.Pod)
 	cluster := labelValue(in.snap.Cluster)
-	for i := range leases {
-		l := &leases[i]
+	// The broker's own Lease first, then the brokers' Leases (they name
+	// the step reached), then the clusters'.
+	ordered := slices.Clone(leases)
+	rank := func(l *coordinationv1.Lease) int {
+		switch {
+		case l.Name == own:
+			return 0
+		case strings.HasPrefix(l.Name, "kafkabot-repair-"):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(ordered, func(a, b coordinationv1.Lease) int { return rank(&a) - rank(&b) })
+	for i := range ordered {
+		l := &ordered[i]
 		if in.resuming && l.Annotations[annoApprovalID] == in.req.ApprovalID {
 			continue // the resumed repair's own Leases
 		}
 		if l.Name == own {
-			if err := refuseTaken(l, in.req.ApprovalID); err != nil {
-				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
+			block, expired := in.lock.refuseTaken(l, in.req.ApprovalID)
+			if block != nil {
+				return &GateError{Gate: GateNoRepair, Seen: block.Error()}
+			}
+			if expired != nil {
+				in.warnings = append(in.warnings, expired.Error())
 			}
 			continue
 		}
-		if l.Labels[kube.LabelCluster] == cluster && l.Annotations[annoState] == leaseRunning {
-			return refuse(GateNoRepair, "broker %s of the same cluster is under repair (approved by %s, step %q): one broker at a time",
-				l.Annotations[annoPod], l.Annotations[annoApprover], l.Annotations[annoStep])
+		if l.Labels[kube.LabelCluster] != cluster || l.Annotations[annoState] != leaseRunning {
+			continue
 		}
+		block, expired := in.lock.vetUnverified(l)
+		switch {
+		case block != nil:
+			return &GateError{Gate: GateNoRepair, Seen: block.Error()}
+		case expired != nil:
+			in.warnings = append(in.warnings, expired.Error())
+			continue
+		}
+		return refuse(GateNoRepair, "broker %s of the same cluster is under repair (approved by %s, step %q): one broker at a time",
+			l.Annotations[annoPod], l.Annotations[annoApprover], l.Annotations[annoStep])
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func TestGatesRefuse(t *testing.T) {
 			change: func(t *testing.T, c *cluster, _ *Request) {
 				other := request()
 				other.Pod, other.PodUID, other.ApprovalID, other.Approver = "foobar-kafka-broker-1", "uid-broker-1", "appr-other", "U0OTHER"
-				l := (&repairLock{identity: "bot-b", duration: leaseSlack}).leaseFor(other, "foobar", map[string]string{}, testStart)
+				l := (&repairLock{identity: "bot-b", duration: leaseSlack, key: testRecordKey}).leaseFor(other, "foobar", map[string]string{}, testStart)
 				c.extra = append(c.extra, runtime.Object(l))
 			},
 			gate: GateNoRepair, seen: "broker foobar-kafka-broker-1 of the same cluster is under repair (approved by U0OTHER",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -64,8 +65,83 @@ type repairLock struct {
 	// step waits longer than the repair timeout, so a Lease not renewed for
 	// this long belongs to a bot that is gone.
 	duration time.Duration
-	// key signs and verifies the Lease's record (APPROVAL_SECRET).
-	key []byte
+	// key signs and verifies the Lease's record (APPROVAL_SECRET); cluster
+	// is the Kubernetes cluster's name, which the record MAC covers.
+	key     []byte
+	cluster string
+	// timeout and settle are the Repairer's: they bound how long a genuine
+	// repair holds its Lease (unverifiedBound).
+	timeout, settle time.Duration
+
+	mu sync.Mutex
+	// unverifiedSeen is when this replica first saw each Lease (by
+	// namespace/name) whose record does not verify.
+	unverifiedSeen map[string]time.Time
+}
+
+// unverifiedBound is how long a Lease whose record does not verify blocks
+// repairs: the longest a genuine repair holds its Lease (the wait for the
+// go and the wait for the debug pod, up to a repair timeout each; the wait
+// for the recreated broker, up to maxStartingRounds timeouts; the settle
+// period) plus the Lease slack. With the defaults (10 minute timeout, 2
+// minute settle) that is 84 minutes.
+func (l *repairLock) unverifiedBound() time.Duration {
+	return time.Duration(2+maxStartingRounds)*l.timeout + l.settle + leaseSlack
+}
+
+// unverifiedUntil reports whether lease's record does not verify and, if
+// so, until when it still blocks repairs: unverifiedBound after the earlier
+// of its recorded start and when this replica first saw it unverified. Its
+// renewals and a start recorded in the future never extend it (anyone who
+// may write Leases can forge those); a bot restart restarts the count from
+// the recorded start at the latest.
+func (l *repairLock) unverifiedUntil(lease *coordinationv1.Lease) (unverified bool, until time.Time, why error) {
+	why = l.verify(lease)
+	key := lease.Namespace + "/" + lease.Name
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if why == nil {
+		delete(l.unverifiedSeen, key)
+		return false, time.Time{}, nil
+	}
+	if l.unverifiedSeen == nil {
+		l.unverifiedSeen = map[string]time.Time{}
+	}
+	first, ok := l.unverifiedSeen[key]
+	if !ok {
+		first = l.clock.Now()
+		l.unverifiedSeen[key] = first
+	}
+	if started, err := time.Parse(time.RFC3339, lease.Annotations[annoStartedAt]); err == nil && started.Before(first) {
+		first = started
+	}
+	return true, first.Add(l.unverifiedBound()), why
+}
+
+// ErrUnverifiedLeaseExpired marks the note of a Lease whose record does
+// not verify and whose bound has passed: it no longer blocks, and is taken
+// over.
+var ErrUnverifiedLeaseExpired = errors.New("a repair lease whose record does not verify has expired")
+
+// vetUnverified judges a Lease that blocks a new repair if genuine (it
+// records a running repair, or this approval): a verified one blocks
+// (nil, nil: the caller's rules apply), an unverified one blocks loudly
+// until its bound, and after it no longer blocks (expired is the loud note
+// to give).
+func (l *repairLock) vetUnverified(lease *coordinationv1.Lease) (block, expired error) {
+	unverified, until, why := l.unverifiedUntil(lease)
+	if !unverified {
+		return nil, nil
+	}
+	a := lease.Annotations
+	if l.clock.Now().Before(until) {
+		return fmt.Errorf("%w: lease %s records a running repair (approval %s, pod %s) but %v. "+
+			"It blocks repairs until %s (the longest a genuine repair holds its lease), then it expires; check who wrote it (the API server's audit log)",
+			ErrRepairRunning, lease.Name, orUnknown(a[annoApprovalID]), orUnknown(a[annoPod]), why, until.UTC().Format(time.RFC3339)), nil
+	}
+	return nil, fmt.Errorf("%w: ⚠️ lease %s recorded a running repair (approval %s, pod %s) but %v; it blocked repairs until %s and is taken over now. "+
+		"If a repair of an older bot version or another replica was running there, check its debug pod and backup folder",
+		ErrUnverifiedLeaseExpired, lease.Name, orUnknown(a[annoApprovalID]), orUnknown(a[annoPod]), why, until.UTC().Format(time.RFC3339))
 }
 
 // heldLock is a Lease this bot replica holds for one repair.
@@ -75,6 +151,9 @@ type heldLock struct {
 	// lost is set once an update found the Lease held by someone else
 	// (fencing): the repair must stop writing.
 	lost error
+	// tookExpired, when set, says the Lease was taken over from an
+	// unverified record whose bound had passed (ErrUnverifiedLeaseExpired).
+	tookExpired error
 }
 
 // Lost returns why this replica no longer holds the Lease, or nil.
@@ -127,7 +206,7 @@ func (l *repairLock) stamp(lease *coordinationv1.Lease, req Request, cluster str
 	for k, v := range extra {
 		lease.Annotations[k] = v
 	}
-	signRecord(l.key, lease)
+	l.sign(lease)
 	lease.Spec = coordinationv1.LeaseSpec{
 		HolderIdentity:       &identity,
 		LeaseDurationSeconds: &seconds,
@@ -141,14 +220,20 @@ func (l *repairLock) stamp(lease *coordinationv1.Lease, req Request, cluster str
 // finished Lease of another approval is taken over with an update guarded
 // by its resourceVersion, so of two replicas only one can win.
 func (l *repairLock) Acquire(ctx context.Context, req Request, cluster string, extra map[string]string) (*heldLock, error) {
-	return l.takeLease(ctx, l.leaseFor(req, cluster, extra, l.clock.Now()), "another bot replica",
+	var expired error
+	held, err := l.takeLease(ctx, l.leaseFor(req, cluster, extra, l.clock.Now()), "another bot replica",
 		func(existing *coordinationv1.Lease) error {
-			if err := refuseTaken(existing, req.ApprovalID); err != nil {
+			var err error
+			if err, expired = l.refuseTaken(existing, req.ApprovalID); err != nil {
 				return err
 			}
 			l.stamp(existing, req, cluster, extra, l.clock.Now())
 			return nil
 		})
+	if held != nil {
+		held.tookExpired = expired
+	}
+	return held, err
 }
 
 // takeLease creates lease or, when it exists, takes the existing one over:
@@ -171,6 +256,11 @@ func (l *repairLock) takeLease(ctx context.Context, lease *coordinationv1.Lease,
 		return nil, err
 	}
 	updated, err := l.kc.UpdateLease(ctx, existing)
+	if err != nil {
+		if mine := l.ownWrite(ctx, existing, err); mine != nil {
+			return &heldLock{l: l, lease: mine}, nil
+		}
+	}
 	if apierrors.IsConflict(err) {
 		return nil, fmt.Errorf("%w: %s took lease %s at the same moment", ErrRepairRunning, rival, lease.Name)
 	}
@@ -180,9 +270,41 @@ func (l *repairLock) takeLease(ctx context.Context, lease *coordinationv1.Lease,
 	return &heldLock{l: l, lease: updated}, nil
 }
 
+// ownWrite handles a Lease update that failed with a conflict or an error
+// that may hide an applied write (the answer was lost; a retry of it then
+// conflicts): it reads the Lease back and returns it when it holds the
+// write sent (this holder, the same acquire time, the same approval), else
+// nil. Without it, a take-over whose answer was lost left the Lease
+// running under this replica's identity while the thread said "refused",
+// and the next start resumed a repair nobody was told about.
+func (l *repairLock) ownWrite(ctx context.Context, sent *coordinationv1.Lease, err error) *coordinationv1.Lease {
+	if !apierrors.IsConflict(err) && !kube.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	cur, getErr := l.kc.GetLease(ctx, sent.Namespace, sent.Name)
+	if getErr != nil || !kube.SameAcquisition(cur, sent) || cur.Annotations[annoApprovalID] != sent.Annotations[annoApprovalID] {
+		return nil
+	}
+	return cur
+}
+
 // refuseTaken returns why an existing repair Lease blocks approvalID, or
-// nil when it records a finished repair of another approval.
-func refuseTaken(lease *coordinationv1.Lease, approvalID string) error {
+// nil when it records a finished repair of another approval, or when its
+// record does not verify and its bound passed (expired is then the loud
+// note to give).
+func (l *repairLock) refuseTaken(lease *coordinationv1.Lease, approvalID string) (block, expired error) {
+	a := lease.Annotations
+	state := a[annoState]
+	if state == leaseRunning || state == "" || a[annoApprovalID] == approvalID {
+		if block, expired = l.vetUnverified(lease); block != nil || expired != nil {
+			return block, expired
+		}
+	}
+	return refuseVerified(lease, approvalID), nil
+}
+
+// refuseVerified is refuseTaken's rule for a Lease whose record verifies.
+func refuseVerified(lease *coordinationv1.Lease, approvalID string) error {
 	a := lease.Annotations
 	state := a[annoState]
 	if a[annoApprovalID] == approvalID {
@@ -279,6 +401,9 @@ func (l *repairLock) takeOver(ctx context.Context, lease *coordinationv1.Lease) 
 	next.Spec.AcquireTime = now
 	updated, err := l.kc.UpdateLease(ctx, next)
 	if err != nil {
+		if mine := l.ownWrite(ctx, next, err); mine != nil {
+			return &heldLock{l: l, lease: mine}, nil
+		}
 		return nil, fmt.Errorf("taking over lease %s: %w", lease.Name, err)
 	}
 	return &heldLock{l: l, lease: updated}, nil

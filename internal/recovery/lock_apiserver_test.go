@@ -101,7 +101,7 @@ func TestSafety12_FencingOnTheRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyRecord(testRecordKey, cur); err != nil {
+	if err := verifyRecord(testRecordKey, "", cur); err != nil {
 		t.Fatalf("the record written through the real API server does not verify: %v", err)
 	}
 	if _, err := b.takeOver(ctx, cur); err != nil {

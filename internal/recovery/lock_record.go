@@ -25,7 +25,8 @@ const (
 	// annoClusterLease names the per-cluster Lease the repair holds.
 	annoClusterLease = "kafkabot/cluster-lease"
 	// annoRecordMAC is an HMAC-SHA256, keyed with APPROVAL_SECRET, over the
-	// Lease's record (recordFields): a Lease written by anyone else does
+	// Kubernetes cluster's name and the Lease's record (recordFields): a
+	// Lease written by anyone else, or copied from another cluster, does
 	// not verify, so Resume never acts on it.
 	annoRecordMAC = "kafkabot/record-mac"
 )
@@ -40,16 +41,19 @@ var recordFields = []string{
 }
 
 // recordDomain separates this MAC from every other use of the key (the
-// approval and silence tokens).
-const recordDomain = "kafkabot repair lease record v1"
+// approval and silence tokens, decision records). v2 covers the Kubernetes
+// cluster's name; a v1 record (written before it did) does not verify, so
+// it is not resumed and expires as any unverified record does (see
+// repairLock.unverifiedUntil).
+const recordDomain = "kafkabot repair lease record v2"
 
 // ErrUnverifiedRecord marks a Lease whose record MAC is missing or wrong.
 var ErrUnverifiedRecord = errors.New("the lease's record is not signed by this bot")
 
-// recordMAC computes the MAC of a Lease's record: its namespace and name
-// and every record field, each length-prefixed so no two records share an
-// encoding.
-func recordMAC(key []byte, lease *coordinationv1.Lease) string {
+// recordMAC computes the MAC of a Lease's record: the Kubernetes cluster
+// it is in (RepairOptions.ClusterName), its namespace and name and every
+// record field, each length-prefixed so no two records share an encoding.
+func recordMAC(key []byte, cluster string, lease *coordinationv1.Lease) string {
 	m := hmac.New(sha256.New, key)
 	write := func(s string) {
 		m.Write([]byte(strconv.Itoa(len(s))))
@@ -57,6 +61,7 @@ func recordMAC(key []byte, lease *coordinationv1.Lease) string {
 		m.Write([]byte(s))
 	}
 	write(recordDomain)
+	write(cluster)
 	write(lease.Namespace)
 	write(lease.Name)
 	for _, f := range recordFields {
@@ -66,18 +71,19 @@ func recordMAC(key []byte, lease *coordinationv1.Lease) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// signRecord stores the record MAC in the Lease (no key: no MAC, and such
-// a Lease is never resumed).
-func signRecord(key []byte, lease *coordinationv1.Lease) {
+// signRecord stores the record MAC of a Lease in Kubernetes cluster
+// cluster (no key: no MAC, and such a Lease is never resumed).
+func signRecord(key []byte, cluster string, lease *coordinationv1.Lease) {
 	if len(key) == 0 {
 		delete(lease.Annotations, annoRecordMAC)
 		return
 	}
-	lease.Annotations[annoRecordMAC] = recordMAC(key, lease)
+	lease.Annotations[annoRecordMAC] = recordMAC(key, cluster, lease)
 }
 
-// verifyRecord checks a Lease's record MAC in constant time.
-func verifyRecord(key []byte, lease *coordinationv1.Lease) error {
+// verifyRecord checks, in constant time, the record MAC of a Lease read
+// in Kubernetes cluster cluster.
+func verifyRecord(key []byte, cluster string, lease *coordinationv1.Lease) error {
 	got := lease.Annotations[annoRecordMAC]
 	if len(key) == 0 {
 		return fmt.Errorf("%w: no APPROVAL_SECRET to verify it with", ErrUnverifiedRecord)
@@ -85,10 +91,18 @@ func verifyRecord(key []byte, lease *coordinationv1.Lease) error {
 	if got == "" {
 		return fmt.Errorf("%w: it carries no %s", ErrUnverifiedRecord, annoRecordMAC)
 	}
-	if !hmac.Equal([]byte(got), []byte(recordMAC(key, lease))) {
-		return fmt.Errorf("%w: %s does not match its record", ErrUnverifiedRecord, annoRecordMAC)
+	if !hmac.Equal([]byte(got), []byte(recordMAC(key, cluster, lease))) {
+		return fmt.Errorf("%w: %s does not match its record (changed, signed with another APPROVAL_SECRET, "+
+			"copied from another Kubernetes cluster, or signed by a version before the MAC covered the cluster)", ErrUnverifiedRecord, annoRecordMAC)
 	}
 	return nil
+}
+
+// sign and verify are signRecord and verifyRecord with this lock's key
+// and Kubernetes cluster.
+func (l *repairLock) sign(lease *coordinationv1.Lease) { signRecord(l.key, l.cluster, lease) }
+func (l *repairLock) verify(lease *coordinationv1.Lease) error {
+	return verifyRecord(l.key, l.cluster, lease)
 }
 
 // ErrLeaseLost is a Lease update refused because another holder took the
@@ -115,6 +129,7 @@ func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key 
 		annoStartedAt:  now.UTC().Format(time.RFC3339),
 		annoStep:       "holding the cluster's repair lock",
 	}
+	l.sign(lease)
 	lease.Spec = coordinationv1.LeaseSpec{
 		HolderIdentity: &identity, LeaseDurationSeconds: &seconds,
 		AcquireTime: &metav1.MicroTime{Time: now}, RenewTime: &metav1.MicroTime{Time: now},
@@ -126,24 +141,41 @@ func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key 
 // resourceVersion when it records no running repair. Of two approvals on
 // two brokers of one cluster, only one can hold it.
 func (l *repairLock) AcquireCluster(ctx context.Context, req Request, key kube.ClusterKey) (*heldLock, error) {
-	return l.takeLease(ctx, l.clusterLeaseFor(req, key, l.clock.Now()), "another repair of this cluster",
+	var expired error
+	held, err := l.takeLease(ctx, l.clusterLeaseFor(req, key, l.clock.Now()), "another repair of this cluster",
 		func(existing *coordinationv1.Lease) error {
-			if err := l.clusterBusy(ctx, existing, req); err != nil {
+			var err error
+			if err, expired = l.clusterBusy(ctx, existing, req); err != nil {
 				return err
 			}
 			l.stampCluster(existing, req, key, l.clock.Now())
 			return nil
 		})
+	if held != nil {
+		held.tookExpired = expired
+	}
+	return held, err
 }
 
 // clusterBusy says why an existing cluster Lease blocks req: it records a
 // running repair, unless that repair's own broker Lease says it finished
-// (a release of the cluster Lease that did not get through).
-func (l *repairLock) clusterBusy(ctx context.Context, existing *coordinationv1.Lease, req Request) error {
+// (a release of the cluster Lease that did not get through), or its record
+// does not verify and its bound passed (expired is then the loud note).
+func (l *repairLock) clusterBusy(ctx context.Context, existing *coordinationv1.Lease, req Request) (block, expired error) {
 	a := existing.Annotations
 	if a[annoState] != leaseRunning && a[annoState] != "" {
-		return nil
+		return nil, nil
 	}
+	if block, expired = l.vetUnverified(existing); block != nil || expired != nil {
+		return block, expired
+	}
+	return l.clusterBusyVerified(ctx, existing, req), nil
+}
+
+// clusterBusyVerified is clusterBusy's rule for a running cluster Lease
+// whose record verifies.
+func (l *repairLock) clusterBusyVerified(ctx context.Context, existing *coordinationv1.Lease, req Request) error {
+	a := existing.Annotations
 	if a[annoApprovalID] == req.ApprovalID {
 		return fmt.Errorf("%w: approval %s already holds this cluster's repair lock", ErrAlreadyRan, req.ApprovalID)
 	}

@@ -245,6 +245,9 @@ type harness struct {
 	onDebugCreate func()
 	// finishAs, when set, edits a debug pod's finished status (a sidecar).
 	finishAs func(*corev1.Pod)
+	// dropLeaseAnswer, when set, names a Lease whose next update the fake
+	// API server applies and then answers with a timeout (a lost answer).
+	dropLeaseAnswer string
 	// watches counts the watches the fake API server has established, by
 	// field selector ("metadata.name=<pod>" for kube.WatchPod).
 	watches map[string]int
@@ -472,6 +475,15 @@ func (h *harness) installReactors() {
 		lease.ResourceVersion = bumpRV(curRV)
 		if err := h.tracker().Update(leasesGVR, lease, lease.Namespace); err != nil {
 			return true, nil, err
+		}
+		h.mu.Lock()
+		drop := h.dropLeaseAnswer != "" && h.dropLeaseAnswer == lease.Name
+		if drop {
+			h.dropLeaseAnswer = ""
+		}
+		h.mu.Unlock()
+		if drop {
+			return true, nil, apierrors.NewTimeoutError("the answer was lost", 1)
 		}
 		return true, lease, nil
 	})

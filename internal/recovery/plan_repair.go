@@ -71,6 +71,11 @@ type RepairOptions struct {
 	// only on Leases whose record verifies with it. The bot passes
 	// APPROVAL_SECRET. Without a key no Lease is ever resumed.
 	RecordKey []byte
+	// ClusterName is the name of the Kubernetes cluster this Repairer
+	// works in (CLUSTERS_FILE's name, CLUSTER_NAME for a single cluster).
+	// The record MAC covers it, so a Lease copied from another cluster
+	// served with the same APPROVAL_SECRET does not verify here.
+	ClusterName string
 	// Gates are the safety gates' settings.
 	Gates GateOptions
 }
@@ -109,7 +114,8 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 	if r.inspect == nil {
 		r.inspect = kc
 	}
-	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack, key: opts.RecordKey}
+	r.lock = &repairLock{kc: kc, identity: opts.Identity, clock: opts.Clock, duration: opts.Timeout + leaseSlack,
+		key: opts.RecordKey, cluster: opts.ClusterName, timeout: opts.Timeout, settle: opts.Settle}
 	return r
 }
 
@@ -160,6 +166,10 @@ type repairRun struct {
 	// after the move (stayedChecked).
 	goSent       bool
 	baseRestarts int32
+	// goGiven is true once any debug pod of this repair had a go (in this
+	// run, or before a restart): from then on the move may have happened,
+	// and no summary says "nothing was changed".
+	goGiven bool
 	// goDeadline is the deadline of the go last given (zero when unknown).
 	goDeadline    time.Time
 	stayedChecked bool
@@ -256,7 +266,14 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 	case OutcomeDryRun:
 		fmt.Fprintf(&b, "Dry run of %s: the gates pass; nothing was changed.\n", target)
 	case OutcomeGateFailed:
-		fmt.Fprintf(&b, "Not repaired: %v. Nothing was changed on %s.\n", res.Err, target)
+		if run.goGiven {
+			// A resumed repair, or a refusal before a new go: an earlier go
+			// may have let the script move.
+			fmt.Fprintf(&b, "Not repaired: %v. A go was given to the debug pod of this repair before, so the move may have happened; see the backup %s at the root of %s's volume, and the broker's log, before anything else.\n",
+				res.Err, orUnknown(run.script.BackupName), run.req.Pod)
+		} else {
+			fmt.Fprintf(&b, "Not repaired: %v. Nothing was changed on %s.\n", res.Err, target)
+		}
 		var ge *GateError
 		if errors.As(res.Err, &ge) && len(ge.Runbook) > 0 {
 			b.WriteString("Manual runbook:\n")

@@ -90,6 +90,31 @@ func (run *repairRun) checkGatesStep() Step {
 		func() string { return strings.Join(run.warnings, "\n") })
 }
 
+// goGates are the gates about the rest of the broker's cluster, which can
+// turn between the click and the go (up to the repair timeout, more with
+// new gos): giveGo runs them again, with fresh reads, before every go.
+var goGates = []gate{
+	{GateNotEscalated, checkNotEscalated},
+	{GatePeersHealthy, checkPeers},
+	{GateQuorumHealthy, checkQuorum},
+}
+
+// recheckBeforeGo re-runs goGates through the same reads as the click's
+// gates (peers, their previous logs, escalation records), riding out a
+// blip of transient API errors, and returns the first refusal.
+func (run *repairRun) recheckBeforeGo(ctx context.Context) error {
+	return retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
+		in := run.r.gateInput(run.req, run.snap)
+		in.resuming, in.finding = run.resuming, run.finding
+		for _, g := range goGates {
+			if err := g.check(ctx, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // gateInput prepares the gates' view of a fresh snapshot.
 func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 	return &gateInput{
@@ -99,6 +124,7 @@ func (r *Repairer) gateInput(req Request, snap diagnose.Snapshot) *gateInput {
 		allowed:  r.kc.NamespaceAllowed,
 		now:      r.opts.Clock.Now(),
 		opts:     r.opts.Gates,
+		lock:     r.lock,
 		loadPeers: onceValue(func(ctx context.Context) ([]diagnose.Snapshot, error) {
 			return r.inspect.KafkaPods(ctx)
 		}),
@@ -233,10 +259,12 @@ func (run *repairRun) fenced() error {
 // compare-and-swap), then the broker's, recording the repair. Of two
 // approvals on two brokers of one cluster, only one gets past the first.
 func (run *repairRun) takeLeaseStep() Step {
-	key := ClusterKeyOf(run.snap)
-	return run.step(fmt.Sprintf("Take the repair lease %s (after the cluster's, %s)", kube.RepairLeaseName(run.req.Pod), kube.ClusterLeaseName(key)),
+	return run.step(fmt.Sprintf("Take the repair lease %s (after its cluster's)", kube.RepairLeaseName(run.req.Pod)),
 		func(context.Context) (bool, error) { return run.lock != nil, nil },
 		func(ctx context.Context) error {
+			// The cluster is the one of the snapshot the gates just read
+			// (the plan is built before it exists).
+			key := ClusterKeyOf(run.snap)
 			script, err := jsonString(run.script)
 			if err != nil {
 				return err
@@ -263,8 +291,21 @@ func (run *repairRun) takeLeaseStep() Step {
 				return err
 			}
 			run.lock, run.clusterLock = held, cl
+			for _, took := range []error{cl.tookExpired, held.tookExpired} {
+				if took != nil {
+					run.warnings = append(run.warnings, took.Error())
+					run.r.opts.Logger.WarnContext(ctx, "took over a repair lease whose record does not verify, after its bound",
+						"approval_id", run.req.ApprovalID, "error", took)
+				}
+			}
 			return nil
-		}, nil)
+		},
+		func() string {
+			if run.clusterLock == nil {
+				return ""
+			}
+			return "holding " + run.clusterLock.lease.Name + " for cluster " + ClusterKeyOf(run.snap).String()
+		})
 }
 
 func (run *repairRun) debugName() string {
@@ -424,6 +465,13 @@ func (run *repairRun) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.Cont
 // giveGo records the broker's restart count (run and Lease) and sets the
 // debug pod's go annotation with the window's deadline.
 func (run *repairRun) giveGo(ctx context.Context, c *corev1.ContainerStatus, w goWindow) error {
+	if err := run.recheckBeforeGo(ctx); err != nil {
+		var ge *GateError
+		if errors.As(err, &ge) {
+			ge.Seen = "right before the go: " + ge.Seen
+		}
+		return err
+	}
 	run.baseRestarts = c.RestartCount
 	if run.lock != nil {
 		if err := run.lock.SetAnnotation(ctx, annoGoRestarts, strconv.Itoa(int(c.RestartCount))); err != nil {
@@ -433,7 +481,7 @@ func (run *repairRun) giveGo(ctx context.Context, c *corev1.ContainerStatus, w g
 	if _, err := run.r.kc.AnnotatePod(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID, AnnotationGo, goValue(labelValue(run.req.ApprovalID), w.Deadline)); err != nil {
 		return err
 	}
-	run.goSent, run.goDeadline = true, w.Deadline
+	run.goSent, run.goGiven, run.goDeadline = true, true, w.Deadline
 	return nil
 }
 

@@ -48,8 +48,13 @@ const resumeRecheck = 15 * time.Second
 //     recreated or is running: stop (failed). The files may or may not have
 //     moved and the broker may be live; a person must look.
 //
-// Resume never starts a repair that was not approved and never re-runs the
-// gates of one that was: the approval was checked when it started.
+// A finished debug pod's result is read and recorded before any gate runs;
+// the gates run again before any resumed step that could let the script
+// move (not once the result is known). A gate refusal after a go was given
+// says the move may have happened and points at the backup, never that
+// nothing was changed.
+//
+// Resume never starts a repair that was not approved.
 func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadTS string) Reporter) error {
 	tried := map[string]bool{}
 	seen := map[string]observedLease{}
@@ -67,7 +72,7 @@ func (r *Repairer) Resume(ctx context.Context, newReporter func(channel, threadT
 			}
 			// Never act on (or post to the channel of) a record this bot
 			// did not sign: anyone with Lease write access could forge one.
-			if err := verifyRecord(r.opts.RecordKey, l); err != nil {
+			if err := r.lock.verify(l); err != nil {
 				tried[key] = true
 				r.opts.Logger.WarnContext(ctx, "not resuming a repair lease: its record does not verify; a person must look at it",
 					"lease", l.Namespace+"/"+l.Name, "error", err)
@@ -163,7 +168,7 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 	}
 	run.debugPodName = lease.Annotations[annoDebugPod]
 	if n, err := strconv.ParseInt(lease.Annotations[annoGoRestarts], 10, 32); err == nil && n >= 0 {
-		run.goSent, run.baseRestarts = true, int32(n)
+		run.goSent, run.goGiven, run.baseRestarts = true, true, int32(n)
 	}
 	r.audit(ctx, "repair resumed", req, slog.String("step", lease.Annotations[annoStep]), slog.String("previous_holder", holder(lease)))
 	run.rep.Report(ctx, Progress{
@@ -178,13 +183,21 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 // cluster say is done is skipped (see Resume for the decisions).
 func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
 	needRerun := func() bool { return run.needRerun }
+	debugFinished := func() bool {
+		return run.result == nil && run.debugPod != nil && debugPodDone(run.debugPod, containerStatus(run.debugPod, DebugContainerName))
+	}
 	return Plan{
 		Steps: append([]Step{
 			run.discoverStep(lease),
-			// Every gate again before any resumed write, unless the broker
-			// was already restarted (then only the watch of the new pod and
-			// the cleanup are left).
-			onlyIf(func() bool { return !run.brokerReplaced }, run.checkGatesStep()),
+			// A finished debug pod holds the script's result: read it and
+			// record it in the Lease before anything else, so that no gate
+			// refusal hides a move and no cleanup deletes its only record.
+			onlyIf(debugFinished, run.readResultStep()),
+			// Every gate again before any resumed write that could let the
+			// script move, unless the move's result is known (then only the
+			// restart, the watch of the new pod and the cleanup are left) or
+			// the broker was already restarted.
+			onlyIf(func() bool { return !run.brokerReplaced && run.result == nil }, run.checkGatesStep()),
 			onlyIf(needRerun, run.buildSpecStep()),
 		}, run.debugPodAndRestartSteps()...),
 		Cleanup: run.cleanupSteps(),
@@ -235,6 +248,9 @@ func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
 			for i := range pods {
 				if pods[i].Name == run.debugPodName {
 					run.debugPod = &pods[i]
+					if pods[i].Annotations[AnnotationGo] != "" {
+						run.goGiven = true // the script may have moved on it
+					}
 				}
 			}
 			broker, err := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)

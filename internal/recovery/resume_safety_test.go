@@ -46,7 +46,7 @@ func TestSafety03_ResumeRefusesForgedLease(t *testing.T) {
 			l.Annotations[annoPodUID] = "uid-controller-0"
 		}},
 		{"signed, then pointed at another channel", func(l *coordinationv1.Lease) { l.Annotations[annoChannel] = "C0ATTACKER" }},
-		{"signed with another key", func(l *coordinationv1.Lease) { signRecord([]byte("some-other-key-0123456789abcdef!"), l) }},
+		{"signed with another key", func(l *coordinationv1.Lease) { signRecord([]byte("some-other-key-0123456789abcdef!"), "", l) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := seedCluster(t)
@@ -85,7 +85,7 @@ func TestSafety03_ResumeNeverSkipsTheNodeIDCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Annotations[annoScript] = script
-	signRecord(testRecordKey, l)
+	signRecord(testRecordKey, "", l)
 	c.extra = append(c.extra, *obj)
 	h := newHarness(t, c, kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready"})
 	th := &threads{}
@@ -126,7 +126,7 @@ func TestSafety03_ResumeRefusesPastApprovalExpiry(t *testing.T) {
 	obj := leftLease(t, "bot-a", testStart, "Create debug pod")
 	l := leaseObj(obj)
 	l.Annotations[annoExpiresAt] = testStart.Add(-6 * time.Minute).Format(time.RFC3339) // timeout is 5m
-	signRecord(testRecordKey, l)
+	signRecord(testRecordKey, "", l)
 	c.extra = append(c.extra, *obj)
 	h := newHarness(t, c, kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready"})
 	th := &threads{}

@@ -46,6 +46,8 @@ type Cluster struct {
 	KafkaNamespaces []string
 	// ApprovalChannels are added to APPROVAL_CHANNELS for this cluster.
 	ApprovalChannels []string
+	// Approvers, when set, replace APPROVERS for this cluster's repairs.
+	Approvers []string
 }
 
 // Options build a Server.
@@ -195,12 +197,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
 			RecordKey:  []byte(cfg.ApprovalSecret),
-			Settle:     cfg.RepairSettle,
-			Timeout:    cfg.RepairTimeout,
-			DryRun:     cfg.DryRun,
-			Identity:   opts.Identity,
-			Logger:     clog,
-			Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+			// The record MAC covers the cluster: a Lease copied from
+			// another served cluster does not verify here.
+			ClusterName: c.Name,
+			Settle:      cfg.RepairSettle,
+			Timeout:     cfg.RepairTimeout,
+			DryRun:      cfg.DryRun,
+			Identity:    opts.Identity,
+			Logger:      clog,
+			Gates:       recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
@@ -210,7 +215,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			guard: guard.New(client, repairer, repairer, cfg.AcceptNoPolicy, clog), checked: make(chan struct{})}
 		member := handlers.ClusterOptions{
 			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
-			Decisions: client.Decisions(), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
+			Decisions: client.Decisions([]byte(cfg.ApprovalSecret)), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
+			Approvers: c.Approvers,
 		}
 		if multi {
 			member.Cluster = classified{client}
@@ -290,6 +296,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		botOpts.RepairNotice, botOpts.Decisions, botOpts.Escalations = m.RepairNotice, m.Decisions, m.Escalations
 		botOpts.Silencer, botOpts.Sweeper = m.Silencer, m.Sweeper
 		botOpts.ApprovalChannels = append(append([]string(nil), cfg.ApprovalChannels...), m.ApprovalChannels...)
+		if len(m.Approvers) > 0 { // the only cluster's own approvers replace APPROVERS
+			botOpts.Approvers = m.Approvers
+		}
 	}
 	if opts.Bot != nil {
 		opts.Bot(&botOpts)

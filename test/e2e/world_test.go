@@ -403,7 +403,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
-		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(), Escalations: escalation.NewSlack(p.cluster),
+		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(approvalSecret), Escalations: escalation.NewSlack(p.cluster),
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }

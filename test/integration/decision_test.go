@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -12,6 +15,10 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
+
+// decisionKey signs the decision records in these tests only (the bot
+// passes APPROVAL_SECRET).
+var decisionKey = []byte("integration-test-decision-key-0123456789abcdef")
 
 // botReplicas returns n decision stores, each on its own clientset acting
 // as the bot's ServiceAccount: n bot replicas sharing one API server.
@@ -23,7 +30,7 @@ func botReplicas(t *testing.T, env *testenv.Env, ns string, n int) []*kube.Decis
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, kube.New(cs, kube.Options{Namespaces: []string{ns}}).Decisions())
+		out = append(out, kube.New(cs, kube.Options{Namespaces: []string{ns}}).Decisions(decisionKey))
 	}
 	return out
 }
@@ -152,4 +159,65 @@ func race(t *testing.T, replicas []*kube.DecisionStore, a approval.Approval, n i
 		}
 	}
 	return outs
+}
+
+// TestContainment4_ForgedDecisionRecordOnTheRealAPIServer (issue 27 item 4,
+// review finding 4): with the bot's own ServiceAccount token (what a thief
+// holds; the default "edit" role grants the same Lease writes), a decision
+// record pre-created with a vote of an approver who never clicked, or a
+// real record whose vote is edited, is written by the API server, and the
+// bot decides nothing on it: one approver plus a forged record never makes
+// two.
+func TestContainment4_ForgedDecisionRecordOnTheRealAPIServer(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := testContext(t)
+	ns := env.KafkaNamespace(t, "kafka-forged-decisions", nil)
+	r := botReplicas(t, env, ns, 1)[0]
+	thief, err := kubernetes.NewForConfig(env.BotConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := thief.CoordinationV1().Leases(ns)
+	now := time.Now().UTC().Truncate(time.Second)
+
+	t.Run("pre-created", func(t *testing.T) {
+		a := testApproval(ns, "PRECREATED", now)
+		rec := approval.NewRecord(a, 2)
+		rec.Approvals = []approval.Vote{{User: "U0APPROVER2", At: now}}
+		raw, _ := json.Marshal(rec)
+		forged := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: kube.DecisionLeaseName(a.ID), Namespace: ns,
+			Labels: map[string]string{kube.LabelRecord: "decision"}, Annotations: map[string]string{"kafkabot/decision": string(raw)}}}
+		if _, err := leases.Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("the bot's token could not create the record (the scenario needs it): %v", err)
+		}
+		out, err := r.Decide(ctx, approval.Click{Approval: a, User: "U0APPROVER", Approve: true, Required: 2, At: now})
+		if !errors.Is(err, approval.ErrUnsignedRecord) || out.Completed || out.Applied {
+			t.Fatalf("Decide on a pre-created record = %+v, %v; want nothing decided and ErrUnsignedRecord", out, err)
+		}
+	})
+
+	t.Run("edited", func(t *testing.T) {
+		a := testApproval(ns, "EDITED", now)
+		if _, err := r.Decide(ctx, approval.Click{Approval: a, User: "U0APPROVER", Approve: true, Required: 2, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := leases.Get(ctx, kube.DecisionLeaseName(a.ID), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec approval.Record
+		if err := json.Unmarshal([]byte(l.Annotations["kafkabot/decision"]), &rec); err != nil || len(rec.Approvals) != 1 {
+			t.Fatalf("the first vote's record: %+v, %v", rec, err)
+		}
+		rec.Approvals[0].User = "U0APPROVER2"
+		raw, _ := json.Marshal(rec)
+		l.Annotations["kafkabot/decision"] = string(raw)
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("the bot's token could not edit the record (the scenario needs it): %v", err)
+		}
+		out, err := r.Decide(ctx, approval.Click{Approval: a, User: "U0APPROVER", Approve: true, Required: 2, At: now})
+		if !errors.Is(err, approval.ErrUnsignedRecord) || out.Completed || out.Applied {
+			t.Fatalf("Decide on an edited record = %+v, %v; want nothing decided and ErrUnsignedRecord", out, err)
+		}
+	})
 }
