@@ -62,9 +62,10 @@ func (c *Client) NamespaceAllowed(ns string) bool {
 
 // RESTConfig loads a REST config from kubeconfig (the KUBECONFIG value: a
 // path list) with kubectl's rules, falling back to the in-cluster config;
-// see LoadConnection.
+// see LoadConnection. It is for the commands that take no connection
+// flags (bot serve), so its errors point at KUBECONFIG.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	c, err := LoadConnection(kubeconfig, ConfigFlags{})
+	c, err := LoadConnection(kubeconfig, ConfigFlags{EnvOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
 	}

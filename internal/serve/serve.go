@@ -8,6 +8,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,6 +80,10 @@ type Options struct {
 	// Bot, when set, adjusts the Slack bot's options just before it is
 	// built (tests: an HTTP client, a ping interval).
 	Bot func(*handlers.Options)
+	// ResumeRetryBase and ResumeRetryMax bound the back-off of resuming
+	// interrupted repairs after a failure, and of the startup admission
+	// self-check while the API server does not answer (0: defaults).
+	ResumeRetryBase, ResumeRetryMax time.Duration
 }
 
 // Server is one replica of the bot: the Slack bot, every cluster's sweep
@@ -212,12 +217,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions(), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 		}
+		if opts.ResumeRetryBase > 0 {
+			sc.guard.SetRetry(opts.ResumeRetryBase, cmp.Or(opts.ResumeRetryMax, opts.ResumeRetryBase))
+		}
 		if multi {
 			member.Cluster = classified{client}
 			// Interrupted repairs resume only after this cluster's
 			// self-check (which Run starts), as with one cluster.
 			member.Resumer = afterCheck{sc}
 		}
+		member.Resumer = retryingResumer{inner: member.Resumer, cluster: c.Name, log: clog,
+			base: cmp.Or(opts.ResumeRetryBase, DefaultResumeRetryBase), max: cmp.Or(opts.ResumeRetryMax, DefaultResumeRetryMax)}
 		if alerts != nil {
 			notifier := alerts
 			if multi {
