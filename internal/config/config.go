@@ -87,6 +87,18 @@ func LoadServe() (*Config, error) {
 	return c, nil
 }
 
+// Check is LoadServe for a checker (`bot doctor`): it also returns the
+// configuration it read, with defaults where a value could not be read,
+// so the other checks can go on. c is never nil.
+func Check() (c *Config, err error) {
+	c, errs := load()
+	errs = append(errs, c.serveProblems()...)
+	if len(errs) > 0 {
+		return c, errs
+	}
+	return c, nil
+}
+
 // load reads and checks the environment; c holds what could be read (a
 // default where a value could not) even when errs is not empty.
 func load() (c *Config, errs Errors) {

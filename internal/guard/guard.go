@@ -103,7 +103,7 @@ func (g *Guard) check(ctx context.Context, namespace string) kube.AdmissionCheck
 			"namespace", namespace, "state", string(c.State), "detail", c.String(), "fix", unreachableHint)
 	default:
 		g.log.Error("admission self-check: repairs DISABLED", "namespace", namespace, "state", string(c.State),
-			"detail", c.String(), "fix", fixFor(c.State))
+			"detail", c.String(), "fix", Fix(c.State))
 	}
 	return c
 }
@@ -116,8 +116,9 @@ const fixHint = "install deploy/'s admission policy (Kubernetes 1.30 or later) a
 const unreachableHint = "check the API server address and the network path to it (KUBECONFIG, or the pod's service account " +
 	"and NetworkPolicy); the check is retried with back-off and runs again on every approval"
 
-// fixFor says how to enable repairs again after a check in state s.
-func fixFor(s kube.AdmissionState) string {
+// Fix says how to enable repairs again after a self-check in state s (the
+// log, the refusal on Approve and `bot doctor` say it alike).
+func Fix(s kube.AdmissionState) string {
 	switch s {
 	case kube.AdmissionNoAccess:
 		return "create the namespace if it does not exist, and bind deploy/'s Role for Kafka namespaces to the bot's " +
@@ -199,7 +200,7 @@ func (g *Guard) Repair(ctx context.Context, req recovery.Request, rep recovery.R
 	return recovery.Summary{
 		Outcome: recovery.OutcomeGateFailed,
 		Text: "⛔ Repairs are disabled: " + c.String() + ". Nothing was changed. " +
-			"To enable them, " + fixFor(c.State) + ". Until then, follow the finding's manual steps.",
+			"To enable them, " + Fix(c.State) + ". Until then, follow the finding's manual steps.",
 	}
 }
 

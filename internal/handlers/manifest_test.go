@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kafka-chatops/kafkabot/internal/doctor"
 )
 
 // scopeOfMethod maps each Web API method of the webAPI interface to the bot
@@ -24,7 +26,8 @@ var scopeOfMethod = map[string]string{
 // TestManifestScopesMatchTheCode keeps deploy/slack-app-manifest.yaml's bot
 // scopes exactly what the code calls: every method of the webAPI interface
 // (the bot's whole Web API surface) needs a scope the manifest asks for, and
-// the manifest asks for nothing else but `commands` for /kafka.
+// the manifest asks for nothing else but `commands` for /kafka and the
+// scopes `bot doctor` needs (doctor.SlackScopes).
 func TestManifestScopesMatchTheCode(t *testing.T) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "poster.go", nil, 0)
@@ -45,7 +48,8 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 	if len(methods) == 0 {
 		t.Fatal("webAPI interface not found in poster.go")
 	}
-	want := []string{"commands"}
+	// `bot doctor` (internal/doctor) reads conversations.info too.
+	want := slices.Clone(doctor.SlackScopes)
 	for _, m := range methods {
 		scope, known := scopeOfMethod[m]
 		if !known {
