@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
@@ -49,6 +50,9 @@ type Guard struct {
 	// retried while the API server does not answer.
 	retryBase, retryMax time.Duration
 
+	// cluster names the cluster in the kafkabot_repairs_enabled metric.
+	cluster string
+
 	mu     sync.Mutex
 	checks map[string]kube.AdmissionCheck // the latest, by namespace
 	// settled is closed once no startup check waits for the API server
@@ -73,6 +77,10 @@ func New(checker Checker, repairs Repairer, resumer Resumer, accept bool, log *s
 		retryBase: DefaultRetryBase, retryMax: DefaultRetryMax, checks: map[string]kube.AdmissionCheck{}}
 }
 
+// SetCluster names the guard's cluster in the kafkabot_repairs_enabled
+// metric (CLUSTER_NAME, or the CLUSTERS_FILE name).
+func (g *Guard) SetCluster(name string) { g.cluster = name }
+
 // SetRetry sets the back-off of the startup checks retried while the API
 // server does not answer (tests; defaults DefaultRetryBase, DefaultRetryMax).
 func (g *Guard) SetRetry(base, max time.Duration) { g.retryBase, g.retryMax = base, max }
@@ -85,6 +93,11 @@ func (g *Guard) allows(check kube.AdmissionCheck) bool {
 // check runs the self-check in namespace, records and logs it.
 func (g *Guard) check(ctx context.Context, namespace string) kube.AdmissionCheck {
 	c := g.checker.CheckAdmission(ctx, namespace)
+	enabled := 0.0
+	if g.allows(c) {
+		enabled = 1
+	}
+	metrics.RepairsEnabled.WithLabelValues(g.cluster, namespace).Set(enabled)
 	g.mu.Lock()
 	prev, seen := g.checks[namespace]
 	g.checks[namespace] = c

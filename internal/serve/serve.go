@@ -31,6 +31,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
@@ -217,6 +218,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions(), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 		}
+		sc.guard.SetCluster(c.Name)
 		if opts.ResumeRetryBase > 0 {
 			sc.guard.SetRetry(opts.ResumeRetryBase, cmp.Or(opts.ResumeRetryMax, opts.ResumeRetryBase))
 		}
@@ -256,6 +258,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("health sweep of cluster %s: %w", c.Name, err)
 			}
 			member.Silencer, member.Sweeper = alerting.NewControl(sc.sweeper), alerting.NewControl(sc.sweeper)
+			sweeper := sc.sweeper
+			metrics.TrackSweep(c.Name, func() bool { return sweeper.NotRunning() == "" }, sweeper.Leading)
 			member.RepairNotice = statusNotice(sc.guard.Notice, sc.sweeper.NotRunning)
 			sinks[c.Name] = amreceiver.Cluster{Sink: sc.sweeper, Channels: c.ApprovalChannels}
 		}
