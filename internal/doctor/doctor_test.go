@@ -14,9 +14,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/hostile"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testenv"
 )
 
@@ -241,6 +243,29 @@ func TestDoctorFindsEachProblem(t *testing.T) {
 			Clusters: []Cluster{{Client: clientFor(t, env.BotConfig()), KafkaNamespaces: []string{ns}}}})
 		wantProblem(t, r, "images", ns+"/kafka-broker-0 runs image docker.io/bitnamilegacy/kafka", "not in the debug-image allow-list",
 			"would refuse its repair after Approve", "kafkabot.io/debug-image-repositories", "admissionPolicy.debugImageRepositories")
+		// bot serve's probe records the verdict, and the diagnosis of that
+		// broker then offers no Approve and says why.
+		client := kube.New(clientFor(t, env.BotConfig()), kube.Options{Namespaces: []string{ns}})
+		verdicts, err := ProbeImages(t.Context(), client, "", false, ns)
+		if err != nil || len(verdicts) != 1 || !verdicts[0].OutsideAllowList {
+			t.Fatalf("ProbeImages = %+v, %v; want the bitnamilegacy repository outside the allow-list", verdicts, err)
+		}
+		in, err := client.Inspect(t.Context(), ns, "kafka-broker-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		finding := diagnose.Finding{Rule: "metadata-log-offset-mismatch",
+			Remedy: diagnose.Remedy{Automated: true, Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0"}}
+		why := slackview.WhyNoButtons(in.Snapshot, finding)
+		if slackview.Repairable(in.Snapshot, finding) || !strings.Contains(why, "docker.io/bitnamilegacy/kafka is not in the debug-image allow-list") ||
+			!strings.Contains(why, "kafkabot.io/debug-image-repositories") {
+			t.Errorf("the diagnosis would offer Approve (or not say why): repairable %v, why %q", slackview.Repairable(in.Snapshot, finding), why)
+		}
+		// The same broker on an allowed image: Approve is offered again.
+		client.RecordImageVerdict(ns, "docker.io/bitnamilegacy/kafka", "")
+		if in, err = client.Inspect(t.Context(), ns, "kafka-broker-0"); err != nil || in.Snapshot.RepairRefusal != "" {
+			t.Errorf("after an admitted verdict: refusal %q, %v", in.Snapshot.RepairRefusal, err)
+		}
 		// The dry run stored nothing.
 		pods, err := env.Clientset.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil || len(pods.Items) != 1 {

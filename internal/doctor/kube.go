@@ -68,7 +68,7 @@ func checkCluster(ctx context.Context, cfg *config.Config, c Cluster) []Result {
 	if !reachable {
 		return out
 	}
-	client := kube.New(c.Client, kube.Options{Namespaces: namespaces, Selector: cfg.KafkaSelector, AllowRootBroker: cfg.AllowRootBroker})
+	client := kube.New(c.Client, kube.Options{Namespaces: namespaces, Selector: cfg.KafkaSelector, AllowRootBroker: cfg.AllowRootBroker, DebugImage: cfg.DebugImage})
 	for _, ns := range namespaces {
 		if !usable[ns] {
 			continue // the RBAC check said why
@@ -145,67 +145,118 @@ func groupResource(group, resource string) string {
 	return resource + "." + group
 }
 
-// checkImages asks the admission policy, by a server-side dry run of the
-// debug pod a repair would create for one Kafka pod per image repository
-// in namespace ns, whether that repair would be admitted: a broker whose
-// image repository is not in the allow-list (a bitnamilegacy/kafka or
-// mirrored image) is found here, before anyone presses Approve.
+// checkImages reports ProbeImages' verdicts for namespace ns as results.
 func checkImages(ctx context.Context, cfg *config.Config, client *kube.Client, c Cluster, ns string) []Result {
 	res := func(sev Severity, msg, fix string) Result {
 		return Result{Area: "images", Cluster: c.Name, Severity: sev, Message: msg, Fix: fix}
 	}
-	pods, err := client.ListKafkaPods(ctx, ns)
+	verdicts, err := ProbeImages(ctx, client, cfg.DebugImage, cfg.AllowRootBroker, ns)
 	if err != nil {
 		return []Result{res(Problem, "namespace "+ns+": the Kafka pods could not be listed: "+err.Error(), "check KAFKA_POD_SELECTOR and the bot's RBAC")}
 	}
-	if len(pods) == 0 {
+	if len(verdicts) == 0 {
 		return []Result{res(Note, "namespace "+ns+": no Kafka pod found, so no image is checked", "check KAFKA_POD_SELECTOR if Kafka runs there")}
 	}
 	var out []Result
-	seen := map[string]bool{}
-	for i := range pods {
-		pod := &pods[i]
-		debug, err := recovery.DebugPod(debugInput(cfg, pod))
-		if err != nil {
-			var root *kube.RootBrokerError
-			if errors.As(err, &root) {
-				out = append(out, res(Note, fmt.Sprintf("%s/%s runs as root: it gets the manual runbook, not the automated repair", ns, pod.Name), root.Reason()))
-				continue
-			}
-			out = append(out, res(Note, fmt.Sprintf("%s/%s: no automated repair could be built for it: %v", ns, pod.Name, err), ""))
-			continue
-		}
-		image := debug.Spec.Containers[0].Image
-		repo, _, _ := strings.Cut(image, "@")
-		if seen[repo] {
-			continue
-		}
-		seen[repo] = true
-		_, err = c.Client.CoreV1().Pods(ns).Create(ctx, debug, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	for _, v := range verdicts {
 		switch {
-		case err == nil:
-			out = append(out, res(OK, fmt.Sprintf("%s/%s: its repair's debug pod (image %s) is admitted", ns, pod.Name, repo), ""))
-		case strings.Contains(err.Error(), imageAllowListAnnotation):
-			out = append(out, res(Problem, fmt.Sprintf("%s/%s runs image %s, which is not in the debug-image allow-list: the admission policy would refuse its repair after Approve", ns, pod.Name, repo),
-				fmt.Sprintf("add %s to the bot namespace's annotation %s (the chart's admissionPolicy.debugImageRepositories), or set DEBUG_IMAGE to an allowed image by digest", repo, imageAllowListAnnotation)))
-		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
-			out = append(out, res(Problem, fmt.Sprintf("%s/%s: the admission policy would refuse its repair's debug pod: %v", ns, pod.Name, err),
-				"compare the broker's pod with deploy/base/admission-policy.yaml's rules"))
+		case v.NotBuilt != "":
+			out = append(out, res(Note, fmt.Sprintf("%s/%s: %s", ns, v.Pod, v.NotBuilt), ""))
+		case v.OutsideAllowList:
+			out = append(out, res(Problem, fmt.Sprintf("%s/%s runs image %s, which is not in the debug-image allow-list: the admission policy would refuse its repair after Approve", ns, v.Pod, v.Repository),
+				allowListFix(v.Repository)))
+		case v.Refusal != "":
+			out = append(out, res(Problem, fmt.Sprintf("%s/%s: %s", ns, v.Pod, v.Refusal), "compare the broker's pod with deploy/base/admission-policy.yaml's rules"))
+		case v.Err != nil:
+			out = append(out, res(Problem, fmt.Sprintf("%s/%s: its repair's debug pod could not be checked: %v", ns, v.Pod, v.Err), "run bot doctor again"))
 		default:
-			out = append(out, res(Problem, fmt.Sprintf("%s/%s: its repair's debug pod could not be checked: %v", ns, pod.Name, err), "run bot doctor again"))
+			out = append(out, res(OK, fmt.Sprintf("%s/%s: its repair's debug pod (image %s) is admitted", ns, v.Pod, v.Repository), ""))
 		}
 	}
 	return out
 }
 
+// allowListFix says how to allow a debug image repository.
+func allowListFix(repo string) string {
+	return fmt.Sprintf("add %s to the bot namespace's annotation %s (the chart's admissionPolicy.debugImageRepositories), or set DEBUG_IMAGE to an allowed image by digest",
+		repo, imageAllowListAnnotation)
+}
+
+// ImageVerdict is the admission policy's answer to the debug pod a repair
+// of one Kafka pod would create (the first pod of each image repository).
+type ImageVerdict struct {
+	// Pod is the Kafka pod; Repository the debug image's repository.
+	Pod, Repository string
+	// OutsideAllowList: the policy refused the image's repository.
+	OutsideAllowList bool
+	// Refusal is the policy's refusal for another reason, in one sentence.
+	Refusal string
+	// NotBuilt says why no debug pod could be built (a root broker, no
+	// image by digest): the repair itself would refuse before the policy.
+	NotBuilt string
+	// Err is an error of the dry run itself (no answer).
+	Err error
+}
+
+// ProbeImages asks the admission policy, by a server-side dry run (nothing
+// is stored) of the debug pod a repair of one Kafka pod per image
+// repository in namespace would create, whether that repair would be
+// admitted, and records each verdict in client (RecordImageVerdict), so a
+// diagnosis of a broker whose image the allow-list does not name (a
+// bitnamilegacy/kafka or mirrored image) offers no Approve and says why.
+// `bot doctor` reports the verdicts; `bot serve` probes at start and every
+// few minutes.
+func ProbeImages(ctx context.Context, client *kube.Client, debugImage string, allowRoot bool, namespace string) ([]ImageVerdict, error) {
+	pods, err := client.ListKafkaPods(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []ImageVerdict
+	seen := map[string]bool{}
+	for i := range pods {
+		pod := &pods[i]
+		debug, err := recovery.DebugPod(debugInput(debugImage, allowRoot, pod))
+		if err != nil {
+			v := ImageVerdict{Pod: pod.Name, NotBuilt: "no automated repair could be built for it: " + err.Error()}
+			var root *kube.RootBrokerError
+			if errors.As(err, &root) {
+				v.NotBuilt = "it runs as root, so it gets the manual runbook, not the automated repair"
+			}
+			out = append(out, v)
+			continue
+		}
+		repo, _, _ := strings.Cut(debug.Spec.Containers[0].Image, "@")
+		if seen[repo] {
+			continue
+		}
+		seen[repo] = true
+		v := ImageVerdict{Pod: pod.Name, Repository: repo}
+		_, err = client.Clientset().CoreV1().Pods(namespace).Create(ctx, debug, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		switch {
+		case err == nil:
+			client.RecordImageVerdict(namespace, repo, "")
+		case strings.Contains(err.Error(), imageAllowListAnnotation):
+			v.OutsideAllowList = true
+			client.RecordImageVerdict(namespace, repo, fmt.Sprintf("the admission policy would refuse the repair's debug pod: its image repository %s is not in the debug-image allow-list; to allow it, %s",
+				repo, allowListFix(repo)))
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			v.Refusal = "the admission policy would refuse its repair's debug pod: " + err.Error()
+		default:
+			v.Err = err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // debugInput is the debug pod a repair of pod would create, for a move of
 // the metadata log (the script's input does not change what the policy
 // checks: image, claims, identity, command).
-func debugInput(cfg *config.Config, pod *corev1.Pod) recovery.DebugPodInput {
+func debugInput(debugImage string, allowRoot bool, pod *corev1.Pod) recovery.DebugPodInput {
 	container := kube.KafkaContainerName(pod)
 	return recovery.DebugPodInput{
 		Broker: pod, KafkaContainer: container, ClaimNames: mountedClaims(pod, container),
-		Image: cfg.DebugImage, RepairID: "doctor", AllowRoot: cfg.AllowRootBroker,
+		Image: debugImage, RepairID: "doctor", AllowRoot: allowRoot,
 		Script: recovery.ScriptInput{
 			Action: diagnose.ActionMoveMetadataLog, Target: "__cluster_metadata-0", NodeID: "0",
 			BackupName: recovery.BackupName("doctor", time.Now()),

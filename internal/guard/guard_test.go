@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
@@ -197,6 +200,9 @@ func TestGuardUnreachableAPIServerSaysSoAndRetries(t *testing.T) {
 	if n := g.Notice(); n != "" {
 		t.Errorf("notice %q once the policy is seen enforced", n)
 	}
+	if v := gauge(t, "", "kafka"); v != 1 {
+		t.Errorf("kafkabot_repairs_enabled = %v once the policy is enforced, want 1", v)
+	}
 }
 
 // TestGuardRetryStopsWithTheContext: a retry loop never outlives the bot.
@@ -214,8 +220,22 @@ func TestGuardRetryStopsWithTheContext(t *testing.T) {
 	if inner.resumed {
 		t.Error("resumed while the API server never answered")
 	}
+	g.SetCluster("far")
 	if s := g.Repair(t.Context(), recovery.Request{ApprovalID: "a", Namespace: "kafka"}, nil); s.Outcome != recovery.OutcomeGateFailed ||
 		!strings.Contains(s.Text, "could not reach the API server") || strings.Contains(s.Text, "install deploy/") {
 		t.Errorf("repair refusal while unreachable: %+v", s)
 	}
+	if v := gauge(t, "far", "kafka"); v != 0 {
+		t.Errorf("kafkabot_repairs_enabled = %v while repairs are disabled, want 0", v)
+	}
+}
+
+// gauge reads kafkabot_repairs_enabled for cluster and namespace.
+func gauge(t *testing.T, cluster, namespace string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.RepairsEnabled.WithLabelValues(cluster, namespace).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

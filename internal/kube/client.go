@@ -25,6 +25,10 @@ type Options struct {
 	// diagnosis: without it a broker running as uid 0 is read with a
 	// Snapshot.RepairRefusal (CheckRootBroker), so no Approve is offered.
 	AllowRootBroker bool
+	// DebugImage (DEBUG_IMAGE) is the repair's debug image override, for
+	// the diagnosis's check of the image against the recorded admission
+	// verdicts (RecordImageVerdict).
+	DebugImage string
 }
 
 // Client is the bot's access to one cluster.
@@ -35,6 +39,8 @@ type Client struct {
 	handoff *podHandoff
 	// lists are the recent pod lists ResolvePod shares between callers.
 	lists *sharedLists
+	// images are the admission verdicts on debug images (RecordImageVerdict).
+	images imageVerdicts
 }
 
 // New wraps a clientset (a real one, or client-go's fake in tests).

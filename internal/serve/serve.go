@@ -25,6 +25,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/doctor"
 	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/guard"
@@ -85,7 +86,16 @@ type Options struct {
 	// interrupted repairs after a failure, and of the startup admission
 	// self-check while the API server does not answer (0: defaults).
 	ResumeRetryBase, ResumeRetryMax time.Duration
+	// ImageProbeInterval is how often each cluster's debug images are
+	// checked against the admission policy (doctor.ProbeImages), so a
+	// diagnosis does not offer Approve for a repair the policy would
+	// refuse (default DefaultImageProbeInterval).
+	ImageProbeInterval time.Duration
 }
+
+// DefaultImageProbeInterval is how often `bot serve` asks the admission
+// policy about the Kafka pods' debug images.
+const DefaultImageProbeInterval = 5 * time.Minute
 
 // Server is one replica of the bot: the Slack bot, every cluster's sweep
 // and the Alertmanager receiver.
@@ -96,6 +106,10 @@ type Server struct {
 	log            *slog.Logger
 	multi          bool
 	startupTimeout time.Duration
+	// the debug-image probe (probeImages)
+	imageProbeInterval time.Duration
+	allowRoot          bool
+	debugImage         string
 }
 
 // served is one cluster as the Server runs it.
@@ -196,7 +210,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		client := kube.New(cs, kube.Options{
 			Namespaces: namespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
-			AllowRootBroker: cfg.AllowRootBroker,
+			AllowRootBroker: cfg.AllowRootBroker, DebugImage: cfg.DebugImage,
 		})
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
@@ -271,6 +285,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.clusters[0].guard.Startup(ctx, s.clusters[0].namespaces)
 		close(s.clusters[0].checked)
 	}
+	s.imageProbeInterval = cmp.Or(opts.ImageProbeInterval, DefaultImageProbeInterval)
+	s.allowRoot, s.debugImage = cfg.AllowRootBroker, cfg.DebugImage
 	s.startupTimeout = opts.StartupTimeout
 	if s.startupTimeout <= 0 {
 		s.startupTimeout = DefaultStartupTimeout
@@ -353,6 +369,41 @@ func (s *Server) startupChecks(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
+// probeImages asks the admission policy about every Kafka namespace's
+// debug images at once and then every imageProbeInterval until ctx ends,
+// recording the verdicts in the cluster's client: a diagnosis of a broker
+// whose image the allow-list does not name then offers no Approve.
+func (s *Server) probeImages(ctx context.Context, sc *served) {
+	warned := map[string]bool{} // namespace/repository, warned about once
+	for {
+		for _, ns := range sc.namespaces {
+			pctx, cancel := context.WithTimeout(ctx, time.Minute)
+			verdicts, err := doctor.ProbeImages(pctx, sc.client, s.debugImage, s.allowRoot, ns)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("debug-image check: listing the Kafka pods failed; retrying later", "cluster", sc.name, "namespace", ns, "error", err)
+				}
+				continue
+			}
+			for _, v := range verdicts {
+				key := ns + "/" + v.Repository
+				if v.OutsideAllowList && !warned[key] {
+					warned[key] = true
+					s.log.Warn("debug-image check: a broker's image is not in the debug-image allow-list; its diagnosis offers no Approve until it is",
+						"cluster", sc.name, "namespace", ns, "pod", v.Pod, "repository", v.Repository,
+						"fix", "add it to the bot namespace's annotation kafkabot.io/debug-image-repositories (the chart's admissionPolicy.debugImageRepositories)")
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.imageProbeInterval):
+		}
+	}
+}
+
 // afterCheck resumes a cluster's interrupted repairs once its startup
 // self-check has run (guard.Resume reads its result).
 type afterCheck struct{ sc *served }
@@ -426,6 +477,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer stop()
 	var wg sync.WaitGroup
 	s.startupChecks(ctx, &wg)
+	for _, sc := range s.clusters {
+		wg.Go(func() { s.probeImages(ctx, sc) })
+	}
 	var sweepErr error
 	var once sync.Once
 	for _, sc := range s.clusters {
