@@ -379,7 +379,7 @@ func TestResolveNamespace(t *testing.T) {
 func TestNoArgumentsIsServe(t *testing.T) {
 	t.Setenv("SLACK_APP_TOKEN", "")
 	code, _, stderr := runCLI(t)
-	if code != 1 || !strings.HasPrefix(stderr, "bot serve: SLACK_APP_TOKEN") {
+	if code != 1 || !strings.HasPrefix(stderr, "bot serve: ") || !strings.Contains(stderr, "SLACK_APP_TOKEN: missing") {
 		t.Errorf("bot with no arguments: exit %d, stderr %q; want bot serve's configuration error", code, stderr)
 	}
 }

@@ -117,6 +117,7 @@ cluster take kubectl's --kubeconfig, --context and -n/--namespace.`,
 		newExplainCmd(),
 		newRepairCmd(runRepair),
 		newEscalationCmd(),
+		newDoctorCmd(),
 		newDemoCmd(),
 		newVersionCmd(),
 	)

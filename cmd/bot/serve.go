@@ -52,11 +52,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		return fmt.Errorf("%w: unexpected argument %q\n%s", errUsage, args[0], serveUsage)
 	}
-	cfg, err := config.Load()
+	cfg, err := config.LoadServe()
 	if err != nil {
-		return err
-	}
-	if err := cfg.ValidateServe(); err != nil {
 		return err
 	}
 	level, err := config.ParseLevel(cfg.LogLevel)

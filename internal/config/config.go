@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kelseyhightower/envconfig"
 	"github.com/robfig/cron/v3"
 )
 
@@ -67,50 +66,95 @@ type Config struct {
 	HTTPAddr  string `envconfig:"HTTP_ADDR" default:":8080" desc:"listen address for /metrics, /healthz and /readyz"`
 }
 
-// Load reads the configuration from the environment and validates it.
+// Load reads the configuration from the environment and validates it. It
+// reports every wrong variable at once (an Errors), never only the first.
 func Load() (*Config, error) {
-	var c Config
-	if err := envconfig.Process("", &c); err != nil {
-		return nil, fmt.Errorf("reading configuration: %w", err)
+	c, errs := load()
+	if len(errs) > 0 {
+		return nil, errs
 	}
+	return c, nil
+}
+
+// LoadServe is Load and ValidateServe in one: what `bot serve` (and `bot
+// doctor`) need, with the problems of both in one Errors.
+func LoadServe() (*Config, error) {
+	c, errs := load()
+	errs = append(errs, c.serveProblems()...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return c, nil
+}
+
+// Check is LoadServe for a checker (`bot doctor`): it also returns the
+// configuration it read, with defaults where a value could not be read,
+// so the other checks can go on. c is never nil.
+func Check() (c *Config, err error) {
+	c, errs := load()
+	errs = append(errs, c.serveProblems()...)
+	if len(errs) > 0 {
+		return c, errs
+	}
+	return c, nil
+}
+
+// load reads and checks the environment; c holds what could be read (a
+// default where a value could not) even when errs is not empty.
+func load() (c *Config, errs Errors) {
+	c = &Config{}
+	errs = decodeEnv(c)
 	c.KafkaNamespaces = trimList(c.KafkaNamespaces)
 	c.Approvers = trimList(c.Approvers)
 	c.ApprovalChannels = trimList(c.ApprovalChannels)
 	// A Secret mounted from a file often ends with a newline; Alertmanager
 	// trims its credentials_file the same way.
 	c.AlertmanagerToken = strings.TrimSpace(c.AlertmanagerToken)
-	if err := c.Validate(); err != nil {
-		return nil, err
+	// A variable that could not be read keeps its default, so its own
+	// checks below would only repeat the complaint: skip them.
+	for _, err := range c.problems() {
+		if !errs.names(settingOf(err)) {
+			errs = append(errs, err)
+		}
 	}
-	return &c, nil
+	return c, errs
 }
 
-// Validate checks the values that do not depend on the subcommand. Each
-// error names the variable that is wrong.
+// Validate checks the values that do not depend on the subcommand. It
+// returns every problem at once, as an Errors; each names the variable
+// that is wrong and what it wants.
 func (c *Config) Validate() error {
-	u, err := url.Parse(c.SlackAPIURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("SLACK_API_URL %q: want an http(s) URL", c.SlackAPIURL)
+	if errs := Errors(c.problems()); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// problems lists what Validate reports, in the order of the settings.
+func (c *Config) problems() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if u, err := url.Parse(c.SlackAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("SLACK_API_URL %q: want an http(s) URL", c.SlackAPIURL)
+	} else if !strings.HasSuffix(c.SlackAPIURL, "/") {
+		bad("SLACK_API_URL %q: must end with /", c.SlackAPIURL)
 	}
 	if n := len(c.ClusterName); n > 63 || strings.ContainsAny(c.ClusterName, "\n\r\t") {
-		return fmt.Errorf("CLUSTER_NAME %q: want at most 63 characters on one line", c.ClusterName)
-	}
-	if !strings.HasSuffix(c.SlackAPIURL, "/") {
-		return fmt.Errorf("SLACK_API_URL %q: must end with /", c.SlackAPIURL)
+		bad("CLUSTER_NAME %q: want at most 63 characters on one line", c.ClusterName)
 	}
 	if _, err := cron.ParseStandard(c.SweepSchedule); err != nil {
-		return fmt.Errorf("SWEEP_SCHEDULE %q: %w", c.SweepSchedule, err)
+		bad("SWEEP_SCHEDULE %q: %w", c.SweepSchedule, err)
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	switch c.LogFormat {
 	case "json", "text", "auto":
 	default:
-		return fmt.Errorf("LOG_FORMAT %q: want json, text or auto", c.LogFormat)
+		bad("LOG_FORMAT %q: want json, text or auto", c.LogFormat)
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
-		return fmt.Errorf("HTTP_ADDR %q: %w", c.HTTPAddr, err)
+		bad("HTTP_ADDR %q: want host:port or :port (%w)", c.HTTPAddr, err)
 	}
 	for _, d := range []struct {
 		name string
@@ -118,82 +162,83 @@ func (c *Config) Validate() error {
 	}{{"ALERT_REPEAT_INTERVAL", c.RepeatInterval}, {"ALERT_RESOLVE_GRACE", c.ResolveGrace}, {"RESTART_ALERT_WINDOW", c.RestartWindow},
 		{"APPROVAL_TTL", c.ApprovalTTL}, {"REPAIR_TIMEOUT", c.RepairTimeout}} {
 		if d.v <= 0 {
-			return fmt.Errorf("%s %v: must be positive", d.name, d.v)
+			bad("%s %v: must be positive", d.name, d.v)
 		}
 	}
 	if c.RepairSettle < 0 {
-		return fmt.Errorf("REPAIR_SETTLE %v: must not be negative", c.RepairSettle)
+		bad("REPAIR_SETTLE %v: must not be negative", c.RepairSettle)
 	}
-	if err := c.validateAlerts(); err != nil {
-		return err
-	}
+	errs = append(errs, c.alertProblems()...)
 	if c.LogTailBytes <= 0 || c.LogTailBytes > 16<<20 {
-		return fmt.Errorf("LOG_TAIL_BYTES %d: want 1..16777216", c.LogTailBytes)
+		bad("LOG_TAIL_BYTES %d: want 1..16777216", c.LogTailBytes)
 	}
 	if c.LogTailLines <= 0 {
-		return fmt.Errorf("LOG_TAIL_LINES %d: must be positive", c.LogTailLines)
+		bad("LOG_TAIL_LINES %d: must be positive", c.LogTailLines)
 	}
 	if c.Workers <= 0 || c.Workers > 256 {
-		return fmt.Errorf("WORKERS %d: want 1..256", c.Workers)
+		bad("WORKERS %d: want 1..256", c.Workers)
 	}
 	if c.QueueSize < 0 || c.QueueSize > 100000 {
-		return fmt.Errorf("QUEUE_SIZE %d: want 0..100000", c.QueueSize)
+		bad("QUEUE_SIZE %d: want 0..100000", c.QueueSize)
 	}
 	if c.ShareWindow < 0 || c.ShareWindow > time.Hour {
-		return fmt.Errorf("DIAGNOSIS_SHARE_WINDOW %v: want 0 (no sharing) up to 1h", c.ShareWindow)
+		bad("DIAGNOSIS_SHARE_WINDOW %v: want 0 (no sharing) up to 1h", c.ShareWindow)
 	}
 	for _, a := range c.Approvers {
 		if !isSlackUserID(a) {
-			return fmt.Errorf("APPROVERS: %q is not a Slack user ID (like U012ABCDEF)", a)
+			bad("APPROVERS: %q is not a Slack user ID (like U012ABCDEF)", a)
 		}
 	}
-	return c.validateApprovals()
+	return append(errs, c.approvalProblems()...)
 }
 
-// validateApprovals checks who may approve, how many, and where.
-func (c *Config) validateApprovals() error {
+// approvalProblems checks who may approve, how many, and where.
+func (c *Config) approvalProblems() []error {
+	var errs []error
 	if c.RequiredApprovals < 1 {
-		return fmt.Errorf("REQUIRED_APPROVALS %d: want at least 1", c.RequiredApprovals)
+		errs = append(errs, fmt.Errorf("REQUIRED_APPROVALS %d: want at least 1", c.RequiredApprovals))
 	}
 	if c.RequiredApprovals > 1 && c.RequiredApprovals > len(c.Approvers) {
-		return fmt.Errorf("REQUIRED_APPROVALS %d: APPROVERS lists only %d people, so no repair could ever be approved", c.RequiredApprovals, len(c.Approvers))
+		errs = append(errs, fmt.Errorf("REQUIRED_APPROVALS %d: APPROVERS lists only %d people, so no repair could ever be approved", c.RequiredApprovals, len(c.Approvers)))
 	}
 	for _, ch := range c.ApprovalChannels {
 		if !isSlackChannelID(ch) {
-			return fmt.Errorf("APPROVAL_CHANNELS: %q is not a channel ID (like C012ABCDEF); DMs cannot be approval channels", ch)
+			errs = append(errs, fmt.Errorf("APPROVAL_CHANNELS: %q is not a channel ID (like C012ABCDEF); DMs cannot be approval channels", ch))
 		}
 	}
-	return nil
+	return errs
 }
 
-// validateAlerts checks the health sweep's settings.
-func (c *Config) validateAlerts() error {
+// alertProblems checks the health sweep's settings.
+func (c *Config) alertProblems() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.AlertChannel != "" && !isSlackChannelID(c.AlertChannel) {
-		return fmt.Errorf("ALERT_CHANNEL %q: want a channel ID (like C012ABCDEF), not a name", c.AlertChannel)
+		bad("ALERT_CHANNEL %q: want a channel ID (like C012ABCDEF), not a name", c.AlertChannel)
 	}
 	if c.GroupThreshold < 2 {
-		return fmt.Errorf("ALERT_GROUP_THRESHOLD %d: want at least 2", c.GroupThreshold)
+		bad("ALERT_GROUP_THRESHOLD %d: want at least 2", c.GroupThreshold)
 	}
 	if c.GroupWait < 0 || c.GroupWait > 5*time.Minute {
-		return fmt.Errorf("ALERT_GROUP_WAIT %v: want 0s..5m", c.GroupWait)
+		bad("ALERT_GROUP_WAIT %v: want 0s..5m", c.GroupWait)
 	}
 	switch c.SweepSummary {
 	case "unhealthy", "always", "never":
 	default:
-		return fmt.Errorf("SWEEP_SUMMARY %q: want unhealthy, always or never", c.SweepSummary)
+		bad("SWEEP_SUMMARY %q: want unhealthy, always or never", c.SweepSummary)
 	}
 	if c.AlertmanagerToken != "" {
 		if c.AlertChannel == "" {
-			return fmt.Errorf("ALERTMANAGER_TOKEN: the Alertmanager receiver needs ALERT_CHANNEL (it posts through the health sweep)")
+			bad("ALERTMANAGER_TOKEN: the Alertmanager receiver needs ALERT_CHANNEL (it posts through the health sweep)")
 		}
 		if len(c.AlertmanagerToken) < minAlertmanagerToken {
-			return fmt.Errorf("ALERTMANAGER_TOKEN: shorter than %d bytes", minAlertmanagerToken)
+			bad("ALERTMANAGER_TOKEN: shorter than %d bytes", minAlertmanagerToken)
 		}
 	}
 	if c.RestartAlerts < 1 {
-		return fmt.Errorf("RESTART_ALERT_THRESHOLD %d: want at least 1", c.RestartAlerts)
+		bad("RESTART_ALERT_THRESHOLD %d: want at least 1", c.RestartAlerts)
 	}
-	return nil
+	return errs
 }
 
 // minAlertmanagerToken is the shortest ALERTMANAGER_TOKEN accepted
@@ -201,18 +246,28 @@ func (c *Config) validateAlerts() error {
 const minAlertmanagerToken = 16
 
 // ValidateServe checks what `bot serve` needs beyond Validate: the Slack
-// tokens and the approval secret. Values are never echoed back.
+// tokens and the approval secret, every problem at once (an Errors).
+// Values are never echoed back.
 func (c *Config) ValidateServe() error {
-	if !strings.HasPrefix(c.SlackAppToken, "xapp-") {
-		return fmt.Errorf("SLACK_APP_TOKEN: missing or not an app-level token (want xapp-...)")
-	}
-	if !strings.HasPrefix(c.SlackBotToken, "xoxb-") {
-		return fmt.Errorf("SLACK_BOT_TOKEN: missing or not a bot token (want xoxb-...)")
-	}
-	if len(c.ApprovalSecret) < 32 {
-		return fmt.Errorf("APPROVAL_SECRET: missing or shorter than 32 bytes")
+	if errs := Errors(c.serveProblems()); len(errs) > 0 {
+		return errs
 	}
 	return nil
+}
+
+// serveProblems lists what ValidateServe reports.
+func (c *Config) serveProblems() []error {
+	var errs []error
+	if !strings.HasPrefix(c.SlackAppToken, "xapp-") {
+		errs = append(errs, fmt.Errorf("SLACK_APP_TOKEN: missing or not an app-level token (want xapp-...)"))
+	}
+	if !strings.HasPrefix(c.SlackBotToken, "xoxb-") {
+		errs = append(errs, fmt.Errorf("SLACK_BOT_TOKEN: missing or not a bot token (want xoxb-...)"))
+	}
+	if len(c.ApprovalSecret) < 32 {
+		errs = append(errs, fmt.Errorf("APPROVAL_SECRET: missing or shorter than 32 bytes"))
+	}
+	return errs
 }
 
 // Secrets returns the secret values in the configuration, for redaction.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -149,5 +150,85 @@ func TestREADMEConfigTable(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), MarkdownTable()) {
 		t.Errorf("README.md's configuration table is out of date; replace it with:\n%s", MarkdownTable())
+	}
+}
+
+// TestLoadReportsEveryErrorAtOnce: a configuration with several wrong
+// variables gets them all in one run, each named with what it wants, and
+// never a Go type name (issue 25 item 6: they came one per run, and an
+// unreadable number said "converting 'many' to type int").
+func TestLoadReportsEveryErrorAtOnce(t *testing.T) {
+	setEnv(t, map[string]string{
+		"WORKERS":           "many",
+		"REPAIR_TIMEOUT":    "ten minutes",
+		"DRY_RUN":           "maybe",
+		"LOG_FORMAT":        "xml",
+		"ALERT_CHANNEL":     "#kafka-alerts",
+		"APPROVERS":         "alice",
+		"SLACK_API_URL":     "http://127.0.0.1:9/api",
+		"QUEUE_SIZE":        "-1",
+		"LOG_TAIL_LINES":    "0",
+		"APPROVAL_CHANNELS": "D0DIRECT",
+	})
+	_, err := Load()
+	if err == nil {
+		t.Fatal("Load accepted a configuration with ten wrong variables")
+	}
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Load error is a %T, want Errors: %v", err, err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"10 configuration errors:",
+		`WORKERS "many": want a whole number`,
+		`REPAIR_TIMEOUT "ten minutes": want a duration`,
+		`DRY_RUN "maybe": want true or false`,
+		"LOG_FORMAT", "ALERT_CHANNEL", "APPROVERS", "SLACK_API_URL", "QUEUE_SIZE", "LOG_TAIL_LINES", "APPROVAL_CHANNELS",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Load error does not mention %q:\n%s", want, msg)
+		}
+	}
+	if len(errs) != 10 {
+		t.Errorf("Load reported %d errors, want 10 (one per wrong variable):\n%s", len(errs), msg)
+	}
+	for _, goName := range []string{"type int", "int64", "time.Duration", "strconv", "envconfig", "bool"} {
+		if strings.Contains(msg, goName) {
+			t.Errorf("Load error shows the Go name %q:\n%s", goName, msg)
+		}
+	}
+}
+
+// TestValidateServeReportsEveryError: the three values serve needs are all
+// reported at once.
+func TestValidateServeReportsEveryError(t *testing.T) {
+	setEnv(t, nil)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.ValidateServe()
+	if err == nil {
+		t.Fatal("ValidateServe accepted no tokens")
+	}
+	for _, want := range []string{"3 configuration errors", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "APPROVAL_SECRET"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateServe error does not mention %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestLoadServeReportsBothKinds: bot serve's load reports a wrong variable
+// and a missing token in the same run.
+func TestLoadServeReportsBothKinds(t *testing.T) {
+	setEnv(t, map[string]string{"WORKERS": "0", "SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": "xoxb-1-placeholder"})
+	_, err := LoadServe()
+	if err == nil || !strings.Contains(err.Error(), "WORKERS 0") || !strings.Contains(err.Error(), "APPROVAL_SECRET") {
+		t.Fatalf("LoadServe error = %v, want both WORKERS and APPROVAL_SECRET", err)
+	}
+	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": "xoxb-1-placeholder", "APPROVAL_SECRET": strings.Repeat("k", 32)})
+	if _, err := LoadServe(); err != nil {
+		t.Fatalf("LoadServe with a valid environment: %v", err)
 	}
 }

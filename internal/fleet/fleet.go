@@ -74,13 +74,17 @@ func LoadFile(path string) ([]Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTERS_FILE %s: %w", path, err)
 	}
+	var problems []string
 	for i, s := range specs {
 		if s.Kubeconfig == "" {
 			continue
 		}
 		if err := readable(s.Kubeconfig); err != nil {
-			return nil, fmt.Errorf("CLUSTERS_FILE %s: %w: clusters[%d] (%s): kubeconfig: %w", path, ErrInvalid, i, s.Name, err)
+			problems = append(problems, fmt.Sprintf("clusters[%d] (%s): kubeconfig: %v", i, s.Name, err))
 		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("CLUSTERS_FILE %s: %w", path, invalid(problems))
 	}
 	return specs, nil
 }
@@ -98,15 +102,23 @@ func readable(path string) error {
 }
 
 // Parse decodes (YAML, of which JSON is a subset) and validates a clusters
-// file's content: unknown or miscased fields,
-// a missing or malformed name, a duplicate name, a malformed namespace or
-// channel, and an empty list are errors.
+// file's content: unknown or miscased fields, a value of the wrong shape
+// (a list where text belongs...), a missing or malformed name, a duplicate
+// name, a malformed namespace or channel, and an empty list are errors.
+// It reports every problem at once, each with its line and its entry, in
+// words (never Go type names), wrapped in ErrInvalid.
 func Parse(data []byte) ([]Spec, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%w: not valid YAML or JSON: %s", ErrInvalid, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if problems := checkShape(&root); len(problems) > 0 {
+		return nil, invalid(problems)
+	}
 	var f File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true) // field names are case-sensitive too
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if err := root.Decode(&f); err != nil {
+		// checkShape admits only what decodes; keep the error honest anyway.
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(f.Clusters) == 0 {
 		return nil, fmt.Errorf("%w: no clusters listed (want `clusters:` with at least one entry)", ErrInvalid)
@@ -114,33 +126,34 @@ func Parse(data []byte) ([]Spec, error) {
 	if len(f.Clusters) > MaxClusters {
 		return nil, fmt.Errorf("%w: %d clusters, at most %d", ErrInvalid, len(f.Clusters), MaxClusters)
 	}
+	var problems []string
 	seen := map[string]int{}
 	for i := range f.Clusters {
 		s := &f.Clusters[i]
-		bad := func(field, format string, args ...any) error {
-			return fmt.Errorf("%w: clusters[%d] (%s): %s: %s", ErrInvalid, i, s.Name, field, fmt.Sprintf(format, args...))
+		bad := func(field, format string, args ...any) {
+			problems = append(problems, fmt.Sprintf("clusters[%d] (%s): %s: %s", i, s.Name, field, fmt.Sprintf(format, args...)))
 		}
 		if err := ValidName(s.Name); err != nil {
-			return nil, bad("name", "%v", err)
+			bad("name", "%v", err)
+		} else if j, dup := seen[s.Name]; dup {
+			bad("name", "duplicate of clusters[%d]", j)
+		} else {
+			seen[s.Name] = i
 		}
-		if j, dup := seen[s.Name]; dup {
-			return nil, bad("name", "duplicate of clusters[%d]", j)
-		}
-		seen[s.Name] = i
 		if s.Kubeconfig != strings.TrimSpace(s.Kubeconfig) {
-			return nil, bad("kubeconfig", "surrounding spaces")
+			bad("kubeconfig", "surrounding spaces")
 		}
 		if s.Context != "" && s.Kubeconfig == "" {
-			return nil, bad("context", "a context needs a kubeconfig")
+			bad("context", "a context needs a kubeconfig")
 		}
 		for _, ns := range s.KafkaNamespaces {
 			if err := ValidName(ns); err != nil {
-				return nil, bad("kafkaNamespaces", "%q: %v", ns, err)
+				bad("kafkaNamespaces", "%q: %v", ns, err)
 			}
 		}
 		for _, ch := range s.ApprovalChannels {
 			if !validChannel(ch) {
-				return nil, bad("approvalChannels", "%q is not a Slack channel ID (C..., G...)", ch)
+				bad("approvalChannels", "%q is not a Slack channel ID (C..., G...)", ch)
 			}
 		}
 		users := map[string]bool{}
@@ -154,7 +167,118 @@ func Parse(data []byte) ([]Spec, error) {
 			users[u] = true
 		}
 	}
+	if len(problems) > 0 {
+		return nil, invalid(problems)
+	}
 	return f.Clusters, nil
+}
+
+// invalid is one ErrInvalid listing every problem.
+func invalid(problems []string) error {
+	if len(problems) == 1 {
+		return fmt.Errorf("%w: %s", ErrInvalid, problems[0])
+	}
+	return fmt.Errorf("%w: %d problems:\n  - %s", ErrInvalid, len(problems), strings.Join(problems, "\n  - "))
+}
+
+// specFields are the fields of a cluster entry, and whether each is a
+// list (else text).
+var specFields = map[string]bool{"name": false, "kubeconfig": false, "context": false, "kafkaNamespaces": true, "approvalChannels": true}
+
+// checkShape checks the document's structure before it is decoded: a
+// mapping with `clusters:`, a list of mappings with known fields, text
+// where text belongs and lists of text where lists do. Each problem names
+// its line, the entry and the field, and what was wanted.
+func checkShape(root *yaml.Node) []string {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind == 0 || doc.Kind == yaml.DocumentNode {
+		return []string{"the file is empty (want `clusters:` with at least one entry)"}
+	}
+	if doc.Kind != yaml.MappingNode {
+		return []string{fmt.Sprintf("line %d: want a mapping with the key `clusters:` at the top, got %s", doc.Line, shape(doc))}
+	}
+	var problems []string
+	for k := 0; k+1 < len(doc.Content); k += 2 {
+		key, val := doc.Content[k], doc.Content[k+1]
+		if key.Value != "clusters" {
+			problems = append(problems, fmt.Sprintf("line %d: unknown field %q at the top (the only one is `clusters`)", key.Line, key.Value))
+			continue
+		}
+		if val.Tag == "!!null" {
+			continue // Parse says "no clusters listed"
+		}
+		if val.Kind != yaml.SequenceNode {
+			problems = append(problems, fmt.Sprintf("line %d: clusters: want a list of clusters (`- name: ...` entries), got %s", val.Line, shape(val)))
+			continue
+		}
+		for i, entry := range val.Content {
+			problems = append(problems, checkEntry(i, entry)...)
+		}
+	}
+	return problems
+}
+
+// checkEntry checks one cluster entry's shape.
+func checkEntry(i int, entry *yaml.Node) []string {
+	if entry.Kind != yaml.MappingNode {
+		return []string{fmt.Sprintf("line %d: clusters[%d]: want a cluster (name, kubeconfig, context, kafkaNamespaces, approvalChannels), got %s", entry.Line, i, shape(entry))}
+	}
+	name := ""
+	for k := 0; k+1 < len(entry.Content); k += 2 {
+		if entry.Content[k].Value == "name" && entry.Content[k+1].Kind == yaml.ScalarNode {
+			name = entry.Content[k+1].Value
+		}
+	}
+	var problems []string
+	for k := 0; k+1 < len(entry.Content); k += 2 {
+		key, val := entry.Content[k], entry.Content[k+1]
+		at := fmt.Sprintf("line %d: clusters[%d] (%s): %s", key.Line, i, name, key.Value)
+		isList, known := specFields[key.Value]
+		switch {
+		case !known:
+			problems = append(problems, fmt.Sprintf("%s: unknown field%s (fields: name, kubeconfig, context, kafkaNamespaces, approvalChannels)", at, caseHint(key.Value)))
+		case val.Tag == "!!null":
+		case !isList && val.Kind != yaml.ScalarNode:
+			problems = append(problems, fmt.Sprintf("%s: want text, got %s", at, shape(val)))
+		case isList && val.Kind != yaml.SequenceNode:
+			problems = append(problems, fmt.Sprintf("%s: want a list such as [a, b], got %s", at, shape(val)))
+		case isList:
+			for j, item := range val.Content {
+				if item.Kind != yaml.ScalarNode {
+					problems = append(problems, fmt.Sprintf("%s[%d]: want text, got %s", at, j, shape(item)))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// caseHint suggests the field a miscased one meant.
+func caseHint(field string) string {
+	for known := range specFields {
+		if strings.EqualFold(known, field) {
+			return fmt.Sprintf(" (did you mean %s? field names are case-sensitive)", known)
+		}
+	}
+	return ""
+}
+
+// shape describes a YAML node in words.
+func shape(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the value %q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "nothing"
 }
 
 // ValidName checks a DNS-1123 label: 1 to 63 lowercase letters, digits and

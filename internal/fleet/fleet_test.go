@@ -156,3 +156,55 @@ func TestBreaker(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSaysWhatIsWrongInWords: a clusters file with several mistakes
+// gets every one at once, each with its line, entry and field and what
+// was wanted, and never a Go type name (issue 25 item 6: "cannot unmarshal
+// !!str `kafka` into []string", "field nmae not found in type fleet.Spec",
+// one per run).
+func TestParseSaysWhatIsWrongInWords(t *testing.T) {
+	in := "clusters:\n" +
+		"  - name: prod-eu\n" +
+		"    kafkaNamespaces: kafka\n" + // line 3: text where a list belongs
+		"  - name: prod-us\n" +
+		"    nmae: typo\n" + // line 5: unknown field
+		"    KubeConfig: /x\n" + // line 6: miscased
+		"  - name: [a, b]\n" + // line 7: a list where text belongs
+		"  - just-a-string\n" // line 8: not a cluster
+	_, err := Parse([]byte(in))
+	if err == nil || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Parse = %v, want an ErrInvalid", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"5 problems",
+		"line 3: clusters[0] (prod-eu): kafkaNamespaces: want a list such as [a, b], got the value \"kafka\"",
+		"line 5: clusters[1] (prod-us): nmae: unknown field",
+		"line 6: clusters[1] (prod-us): KubeConfig: unknown field (did you mean kubeconfig?",
+		"line 7: clusters[2] (): name: want text, got a list",
+		"line 8: clusters[3]: want a cluster",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Parse error does not say %q:\n%s", want, msg)
+		}
+	}
+	for _, goName := range []string{"!!str", "!!seq", "[]string", "fleet.Spec", "fleet.File", "unmarshal"} {
+		if strings.Contains(msg, goName) {
+			t.Errorf("Parse error shows %q:\n%s", goName, msg)
+		}
+	}
+	// Semantic problems come all at once too.
+	_, err = Parse([]byte("clusters:\n  - name: Prod\n  - name: b\n    approvalChannels: [D0DM]\n    kafkaNamespaces: [Kafka]\n"))
+	if err == nil || !strings.Contains(err.Error(), "3 problems") {
+		t.Errorf("Parse = %v, want the 3 problems at once", err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"- a\n", "line 1: want a mapping with the key `clusters:` at the top, got a list"},
+		{"clusters: x\n", "line 1: clusters: want a list of clusters"},
+		{"", "the file is empty"},
+	} {
+		if _, err := Parse([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}

@@ -5,9 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
@@ -139,4 +143,99 @@ func TestGuardDoesNotResumeUnguarded(t *testing.T) {
 			t.Errorf("acknowledged: notice %q does not warn", g.Notice())
 		}
 	}
+}
+
+// scriptedChecker answers each namespace's checks in turn from a script,
+// repeating the last answer.
+type scriptedChecker struct {
+	mu     sync.Mutex
+	script map[string][]kube.AdmissionState
+	calls  map[string]int
+}
+
+func (f *scriptedChecker) CheckAdmission(_ context.Context, ns string) kube.AdmissionCheck {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.script[ns]
+	i := min(f.calls[ns], len(s)-1)
+	f.calls[ns]++
+	return kube.AdmissionCheck{Namespace: ns, State: s[i], Detail: "dial tcp 127.0.0.1:6443: connect: connection refused"}
+}
+
+// TestGuardUnreachableAPIServerSaysSoAndRetries: an API server that does
+// not answer at startup is logged as unreachable (not as "repairs DISABLED
+// ... install deploy/'s admission policy", issue 25 item 6), the check is
+// retried with back-off until it answers, and interrupted repairs resume
+// once it does.
+func TestGuardUnreachableAPIServerSaysSoAndRetries(t *testing.T) {
+	checker := &scriptedChecker{calls: map[string]int{}, script: map[string][]kube.AdmissionState{
+		"kafka": {kube.AdmissionUnreachable, kube.AdmissionUnreachable, kube.AdmissionEnforced},
+	}}
+	inner := &fakeRepairer{}
+	logs := &logging.Buffer{}
+	g := New(checker, inner, inner, false, logging.New(logs, "text", 0, logging.NewRedactor()))
+	g.SetRetry(time.Millisecond, 5*time.Millisecond)
+	g.Startup(t.Context(), []string{"kafka"})
+	if err := g.Resume(t.Context(), nil); err != nil { // waits for the retries
+		t.Fatal(err)
+	}
+	if !inner.resumed {
+		t.Error("interrupted repairs were not resumed once the API server answered")
+	}
+	out := logs.String()
+	for _, want := range []string{"the API server is unreachable", "retried with back-off", "retrying where the API server did not answer",
+		"admission self-check: policy enforced"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	for _, wrong := range []string{"repairs DISABLED", "install deploy/'s admission policy"} {
+		if strings.Contains(out, wrong) {
+			t.Errorf("an unreachable API server is logged as %q:\n%s", wrong, out)
+		}
+	}
+	if checker.calls["kafka"] != 3 {
+		t.Errorf("%d checks, want 3 (two unanswered, then the answer)", checker.calls["kafka"])
+	}
+	if n := g.Notice(); n != "" {
+		t.Errorf("notice %q once the policy is seen enforced", n)
+	}
+	if v := gauge(t, "", "kafka"); v != 1 {
+		t.Errorf("kafkabot_repairs_enabled = %v once the policy is enforced, want 1", v)
+	}
+}
+
+// TestGuardRetryStopsWithTheContext: a retry loop never outlives the bot.
+func TestGuardRetryStopsWithTheContext(t *testing.T) {
+	checker := &scriptedChecker{calls: map[string]int{}, script: map[string][]kube.AdmissionState{"kafka": {kube.AdmissionUnreachable}}}
+	inner := &fakeRepairer{}
+	g := New(checker, inner, inner, false, nil)
+	g.SetRetry(time.Millisecond, time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	g.Startup(ctx, []string{"kafka"})
+	cancel()
+	if err := g.Resume(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if inner.resumed {
+		t.Error("resumed while the API server never answered")
+	}
+	g.SetCluster("far")
+	if s := g.Repair(t.Context(), recovery.Request{ApprovalID: "a", Namespace: "kafka"}, nil); s.Outcome != recovery.OutcomeGateFailed ||
+		!strings.Contains(s.Text, "could not reach the API server") || strings.Contains(s.Text, "install deploy/") {
+		t.Errorf("repair refusal while unreachable: %+v", s)
+	}
+	if v := gauge(t, "far", "kafka"); v != 0 {
+		t.Errorf("kafkabot_repairs_enabled = %v while repairs are disabled, want 0", v)
+	}
+}
+
+// gauge reads kafkabot_repairs_enabled for cluster and namespace.
+func gauge(t *testing.T, cluster, namespace string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.RepairsEnabled.WithLabelValues(cluster, namespace).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

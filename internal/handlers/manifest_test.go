@@ -6,9 +6,12 @@ import (
 	"go/token"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kafka-chatops/kafkabot/internal/doctor"
 )
 
 // scopeOfMethod maps each Web API method of the webAPI interface to the bot
@@ -23,7 +26,8 @@ var scopeOfMethod = map[string]string{
 // TestManifestScopesMatchTheCode keeps deploy/slack-app-manifest.yaml's bot
 // scopes exactly what the code calls: every method of the webAPI interface
 // (the bot's whole Web API surface) needs a scope the manifest asks for, and
-// the manifest asks for nothing else but `commands` for /kafka.
+// the manifest asks for nothing else but `commands` for /kafka and the
+// scopes `bot doctor` needs (doctor.SlackScopes).
 func TestManifestScopesMatchTheCode(t *testing.T) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "poster.go", nil, 0)
@@ -44,7 +48,8 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 	if len(methods) == 0 {
 		t.Fatal("webAPI interface not found in poster.go")
 	}
-	want := []string{"commands"}
+	// `bot doctor` (internal/doctor) reads conversations.info too.
+	want := slices.Clone(doctor.SlackScopes)
 	for _, m := range methods {
 		scope, known := scopeOfMethod[m]
 		if !known {
@@ -91,5 +96,42 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 	}
 	if !manifest.Settings.SocketModeEnabled || !manifest.Settings.Interactivity.IsEnabled {
 		t.Error("manifest must enable Socket Mode and interactivity (the buttons)")
+	}
+}
+
+// TestManifestUsageHintNamesEveryCommand: the Slack app manifest's usage
+// hint for /kafka (what Slack shows while typing) names every subcommand
+// of /kafka help and the CLUSTER/ prefix (issue 25 item 6: it lacked
+// `sweep` and `CLUSTER/`).
+func TestManifestUsageHintNamesEveryCommand(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		Features struct {
+			SlashCommands []struct {
+				UsageHint string `json:"usage_hint"`
+			} `json:"slash_commands"`
+		} `json:"features"`
+	}
+	if err := yaml.Unmarshal(raw, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest.Features.SlashCommands) != 1 {
+		t.Fatalf("manifest slash commands = %+v", manifest.Features.SlashCommands)
+	}
+	hint := manifest.Features.SlashCommands[0].UsageHint
+	help := usageText("/kafka")
+	for _, verb := range []Verb{VerbDiagnose, VerbStatus, VerbSilences, VerbSweep, VerbHelp} {
+		if !strings.Contains(help, "/kafka "+string(verb)) {
+			t.Fatalf("/kafka help does not list %q: fix this test's list", verb)
+		}
+		if !strings.Contains(hint, string(verb)) {
+			t.Errorf("manifest usage_hint %q lacks %q", hint, verb)
+		}
+	}
+	if !strings.Contains(strings.ToLower(hint), "[cluster/]") {
+		t.Errorf("manifest usage_hint %q lacks the [CLUSTER/] prefix of diagnose", hint)
 	}
 }

@@ -25,6 +25,10 @@ type Options struct {
 	// diagnosis: without it a broker running as uid 0 is read with a
 	// Snapshot.RepairRefusal (CheckRootBroker), so no Approve is offered.
 	AllowRootBroker bool
+	// DebugImage (DEBUG_IMAGE) is the repair's debug image override, for
+	// the diagnosis's check of the image against the recorded admission
+	// verdicts (RecordImageVerdict).
+	DebugImage string
 }
 
 // Client is the bot's access to one cluster.
@@ -35,6 +39,8 @@ type Client struct {
 	handoff *podHandoff
 	// lists are the recent pod lists ResolvePod shares between callers.
 	lists *sharedLists
+	// images are the admission verdicts on debug images (RecordImageVerdict).
+	images imageVerdicts
 }
 
 // New wraps a clientset (a real one, or client-go's fake in tests).
@@ -62,9 +68,10 @@ func (c *Client) NamespaceAllowed(ns string) bool {
 
 // RESTConfig loads a REST config from kubeconfig (the KUBECONFIG value: a
 // path list) with kubectl's rules, falling back to the in-cluster config;
-// see LoadConnection.
+// see LoadConnection. It is for the commands that take no connection
+// flags (bot serve), so its errors point at KUBECONFIG.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	c, err := LoadConnection(kubeconfig, ConfigFlags{})
+	c, err := LoadConnection(kubeconfig, ConfigFlags{EnvOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
 	}

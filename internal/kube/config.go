@@ -22,6 +22,17 @@ type ConfigFlags struct {
 	// Context is the kubeconfig context to use (--context); empty means
 	// the kubeconfig's current-context.
 	Context string
+	// EnvOnly says the command takes no connection flags (bot serve, bot
+	// doctor): its errors point at KUBECONFIG alone, never at --kubeconfig.
+	EnvOnly bool
+}
+
+// fix says what to do when no kubeconfig could be found.
+func (f ConfigFlags) fix() string {
+	if f.EnvOnly {
+		return "set KUBECONFIG to an existing kubeconfig file, or run the bot in a pod with a service account (this command takes no --kubeconfig flag)"
+	}
+	return "set KUBECONFIG to an existing kubeconfig file, or pass --kubeconfig FILE"
 }
 
 // Connection is a loaded client configuration.
@@ -69,12 +80,12 @@ func LoadConnection(kubeconfigEnv string, flags ConfigFlags) (Connection, error)
 			}
 		}
 		if len(files) == 0 {
-			return Connection{}, fmt.Errorf("KUBECONFIG=%s: no such file (none of %q exists); set KUBECONFIG to an existing kubeconfig file, or pass --kubeconfig FILE", kubeconfigEnv, listed)
+			return Connection{}, fmt.Errorf("KUBECONFIG=%s: no such file (none of %q exists); %s", kubeconfigEnv, listed, flags.fix())
 		}
 	default:
 		home := filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
 		if _, err := os.Stat(home); err != nil && errors.Is(err, os.ErrNotExist) {
-			return inCluster(home, flags.Context)
+			return inCluster(home, flags)
 		}
 		source = "kubeconfig " + home
 		files = []string{home}
@@ -119,13 +130,17 @@ func LoadConnection(kubeconfigEnv string, flags ConfigFlags) (Connection, error)
 }
 
 // inCluster is the fallback when no kubeconfig is given or found.
-func inCluster(home, context string) (Connection, error) {
-	if context != "" {
-		return Connection{}, fmt.Errorf("--context %s: there is no kubeconfig to take it from (%s does not exist and KUBECONFIG is not set); pass --kubeconfig FILE", context, home)
+func inCluster(home string, flags ConfigFlags) (Connection, error) {
+	if flags.Context != "" {
+		return Connection{}, fmt.Errorf("--context %s: there is no kubeconfig to take it from (%s does not exist and KUBECONFIG is not set); pass --kubeconfig FILE", flags.Context, home)
 	}
 	rc, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
-		return Connection{}, fmt.Errorf("no Kubernetes configuration: %s does not exist, KUBECONFIG is not set and this is not a pod with a service account; pass --kubeconfig FILE or set KUBECONFIG", home)
+		fix := "pass --kubeconfig FILE or set KUBECONFIG"
+		if flags.EnvOnly {
+			fix = flags.fix()
+		}
+		return Connection{}, fmt.Errorf("no Kubernetes configuration: %s does not exist, KUBECONFIG is not set and this is not a pod with a service account; %s", home, fix)
 	}
 	if err != nil {
 		return Connection{}, fmt.Errorf("in-cluster configuration (no kubeconfig: %s does not exist and KUBECONFIG is not set): %w", home, err)

@@ -76,5 +76,5 @@ func (c *Client) repairRefusal(pod *corev1.Pod, container string) string {
 	if err := CheckRootBroker(pod, container, c.opts.AllowRootBroker); errors.As(err, &rb) {
 		return rb.Reason()
 	}
-	return ""
+	return c.imageRefusal(pod, container)
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,11 @@ const (
 	// AdmissionNoAccess: RBAC refused the probe; the bot cannot create pods
 	// in this namespace at all, so no repair can run there.
 	AdmissionNoAccess AdmissionState = "no-access"
-	// AdmissionUnknown: the check itself failed (API error, timeout).
+	// AdmissionUnreachable: the API server did not answer (connection
+	// refused, timeout, unavailable); try again later.
+	AdmissionUnreachable AdmissionState = "unreachable"
+	// AdmissionUnknown: the check was refused by something else (another
+	// admission plugin or webhook) or failed with another API error.
 	AdmissionUnknown AdmissionState = "unknown"
 )
 
@@ -53,9 +58,23 @@ func (c AdmissionCheck) String() string {
 			"the policy is missing, not bound to this ServiceAccount, or unsupported before Kubernetes 1.30)", c.Namespace, AdmissionPolicyName)
 	case AdmissionNoAccess:
 		return fmt.Sprintf("namespace %s: the bot may not create pods here (RBAC), so it cannot repair here: %s", c.Namespace, c.Detail)
+	case AdmissionUnreachable:
+		return fmt.Sprintf("namespace %s: the admission self-check could not reach the API server: %s", c.Namespace, c.Detail)
 	default:
 		return fmt.Sprintf("namespace %s: the admission self-check failed: %s", c.Namespace, c.Detail)
 	}
+}
+
+// unreachable reports whether err means the API server gave no answer:
+// no API status at all (connection refused, DNS, TLS), a timeout, or a
+// server that says it is unavailable or overloaded.
+func unreachable(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsTooManyRequests(err)
 }
 
 // admissionProbeName names the probe pod; it is never stored (dry run).
@@ -109,6 +128,9 @@ func (c *Client) CheckAdmission(ctx context.Context, namespace string) Admission
 		check.Detail = err.Error()
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
 		check.State = AdmissionNoAccess
+		check.Detail = err.Error()
+	case unreachable(err):
+		check.State = AdmissionUnreachable
 		check.Detail = err.Error()
 	default:
 		// Refused by something else (another admission plugin or webhook),

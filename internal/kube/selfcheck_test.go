@@ -30,7 +30,10 @@ func TestCheckAdmissionReadsTheAnswer(t *testing.T) {
 			errors.New(`User "system:serviceaccount:kafka-bot:kafka-bot" cannot create resource "pods" in API group "" in the namespace "kafka"`)), AdmissionNoAccess},
 		{"refused by Pod Security", apierrors.NewForbidden(pods, admissionProbeName,
 			errors.New(`violates PodSecurity "restricted:latest"`)), AdmissionUnknown},
-		{"API server unreachable", errors.New("dial tcp: connection refused"), AdmissionUnknown},
+		{"API server unreachable", errors.New("dial tcp: connection refused"), AdmissionUnreachable},
+		{"API server unavailable", apierrors.NewServiceUnavailable("etcd is down"), AdmissionUnreachable},
+		{"API server timeout", apierrors.NewTimeoutError("slow", 1), AdmissionUnreachable},
+		{"another API error", apierrors.NewBadRequest("odd"), AdmissionUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -191,3 +191,10 @@ func statusInitNotes(pod *corev1.Pod) []string {
 func IsBotPod(pod *corev1.Pod) bool {
 	return pod.Labels[LabelManagedBy] == ManagedByBot
 }
+
+// ListKafkaPods lists the Kafka pods of namespace ("" = every namespace in
+// scope) as the lookups see them, in namespace/name order (`bot doctor`
+// checks the images they run).
+func (c *Client) ListKafkaPods(ctx context.Context, namespace string) ([]corev1.Pod, error) {
+	return c.listKafkaPods(ctx, namespace)
+}

@@ -5,6 +5,9 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
+	"slices"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -62,6 +65,11 @@ var (
 		Name: "kafkabot_socket_mode_reconnects_total",
 		Help: "Socket Mode reconnections after the first connection.",
 	})
+	// RepairsEnabled is 1 where the admission self-check lets repairs run.
+	RepairsEnabled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kafkabot_repairs_enabled",
+		Help: "1 where the admission self-check lets repairs run (the policy enforced, or its absence acknowledged), 0 where repairs are disabled; by cluster and Kafka namespace.",
+	}, []string{"cluster", "namespace"})
 	// QueueWaiting is the commands and clicks waiting for a worker.
 	QueueWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kafkabot_queue_waiting",
@@ -71,11 +79,85 @@ var (
 
 func init() {
 	Registry.MustRegister(Commands, AckLatency, Diagnoses, Repairs, RepairStepDuration, Alerts,
-		SlackAPIErrors, SocketModeConnected, SocketModeReconnects, QueueWaiting,
+		SlackAPIErrors, SocketModeConnected, SocketModeReconnects, QueueWaiting, RepairsEnabled, sweeps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // Handler serves the registry in the Prometheus text format.
 func Handler() http.Handler {
 	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry})
+}
+
+// Sweep state, read from each cluster's sweep at every scrape.
+var (
+	sweepRunningDesc = prometheus.NewDesc("kafkabot_sweep_running",
+		"1 while the cluster's health sweep can run (its alert state is readable), else 0; by cluster.", []string{"cluster"}, nil)
+	sweepLeadingDesc = prometheus.NewDesc("kafkabot_sweep_leading",
+		"1 on the replica that leads the cluster's health sweep (it sweeps and alerts), else 0; by cluster.", []string{"cluster"}, nil)
+)
+
+// sweepCollector reports every tracked sweep's state when scraped.
+type sweepCollector struct {
+	mu     sync.Mutex
+	sweeps map[string]sweepState
+}
+
+// sweepState reads one sweep's state.
+type sweepState struct{ running, leading func() bool }
+
+var sweeps = &sweepCollector{sweeps: map[string]sweepState{}}
+
+// TrackSweep reports cluster's health sweep as kafkabot_sweep_running and
+// kafkabot_sweep_leading from now on (a later call for the same cluster
+// replaces the earlier one).
+func TrackSweep(cluster string, running, leading func() bool) {
+	sweeps.mu.Lock()
+	defer sweeps.mu.Unlock()
+	sweeps.sweeps[cluster] = sweepState{running: running, leading: leading}
+}
+
+// Describe sends the two descriptors.
+func (c *sweepCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- sweepRunningDesc
+	ch <- sweepLeadingDesc
+}
+
+// Collect sends each tracked sweep's two gauges.
+func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for cluster, s := range c.sweeps {
+		ch <- prometheus.MustNewConstMetric(sweepRunningDesc, prometheus.GaugeValue, boolValue(s.running()), cluster)
+		ch <- prometheus.MustNewConstMetric(sweepLeadingDesc, prometheus.GaugeValue, boolValue(s.leading()), cluster)
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// descName reads a descriptor's metric name from its String form
+// (Desc{fqName: "name", ...}); client_golang exports no accessor.
+var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// Names lists the name of every metric family the registry serves, the
+// bot's own and the Go runtime's and process's, sorted. A histogram's
+// series add _bucket, _sum and _count to its name.
+func Names() []string {
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		Registry.Describe(ch)
+		close(ch)
+	}()
+	var names []string
+	for d := range ch {
+		if m := descName.FindStringSubmatch(d.String()); m != nil && !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	return names
 }

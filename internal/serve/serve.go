@@ -8,6 +8,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,12 +25,14 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/doctor"
 	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/guard"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 )
@@ -81,7 +84,20 @@ type Options struct {
 	// Bot, when set, adjusts the Slack bot's options just before it is
 	// built (tests: an HTTP client, a ping interval).
 	Bot func(*handlers.Options)
+	// ResumeRetryBase and ResumeRetryMax bound the back-off of resuming
+	// interrupted repairs after a failure, and of the startup admission
+	// self-check while the API server does not answer (0: defaults).
+	ResumeRetryBase, ResumeRetryMax time.Duration
+	// ImageProbeInterval is how often each cluster's debug images are
+	// checked against the admission policy (doctor.ProbeImages), so a
+	// diagnosis does not offer Approve for a repair the policy would
+	// refuse (default DefaultImageProbeInterval).
+	ImageProbeInterval time.Duration
 }
+
+// DefaultImageProbeInterval is how often `bot serve` asks the admission
+// policy about the Kafka pods' debug images.
+const DefaultImageProbeInterval = 5 * time.Minute
 
 // Server is one replica of the bot: the Slack bot, every cluster's sweep
 // and the Alertmanager receiver.
@@ -92,6 +108,10 @@ type Server struct {
 	log            *slog.Logger
 	multi          bool
 	startupTimeout time.Duration
+	// the debug-image probe (probeImages)
+	imageProbeInterval time.Duration
+	allowRoot          bool
+	debugImage         string
 }
 
 // served is one cluster as the Server runs it.
@@ -192,7 +212,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		client := kube.New(cs, kube.Options{
 			Namespaces: namespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
-			AllowRootBroker: cfg.AllowRootBroker,
+			AllowRootBroker: cfg.AllowRootBroker, DebugImage: cfg.DebugImage,
 		})
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
@@ -218,12 +238,18 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Decisions: client.Decisions([]byte(cfg.ApprovalSecret)), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 			Approvers: c.Approvers,
 		}
+		sc.guard.SetCluster(c.Name)
+		if opts.ResumeRetryBase > 0 {
+			sc.guard.SetRetry(opts.ResumeRetryBase, cmp.Or(opts.ResumeRetryMax, opts.ResumeRetryBase))
+		}
 		if multi {
 			member.Cluster = classified{client}
 			// Interrupted repairs resume only after this cluster's
 			// self-check (which Run starts), as with one cluster.
 			member.Resumer = afterCheck{sc}
 		}
+		member.Resumer = retryingResumer{inner: member.Resumer, cluster: c.Name, log: clog,
+			base: cmp.Or(opts.ResumeRetryBase, DefaultResumeRetryBase), max: cmp.Or(opts.ResumeRetryMax, DefaultResumeRetryMax)}
 		if alerts != nil {
 			notifier := alerts
 			if multi {
@@ -252,6 +278,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("health sweep of cluster %s: %w", c.Name, err)
 			}
 			member.Silencer, member.Sweeper = alerting.NewControl(sc.sweeper), alerting.NewControl(sc.sweeper)
+			sweeper := sc.sweeper
+			metrics.TrackSweep(c.Name, func() bool { return sweeper.NotRunning() == "" }, sweeper.Leading)
 			member.RepairNotice = statusNotice(sc.guard.Notice, sc.sweeper.NotRunning)
 			sinks[c.Name] = amreceiver.Cluster{Sink: sc.sweeper, Channels: c.ApprovalChannels}
 		}
@@ -263,6 +291,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.clusters[0].guard.Startup(ctx, s.clusters[0].namespaces)
 		close(s.clusters[0].checked)
 	}
+	s.imageProbeInterval = cmp.Or(opts.ImageProbeInterval, DefaultImageProbeInterval)
+	s.allowRoot, s.debugImage = cfg.AllowRootBroker, cfg.DebugImage
 	s.startupTimeout = opts.StartupTimeout
 	if s.startupTimeout <= 0 {
 		s.startupTimeout = DefaultStartupTimeout
@@ -348,6 +378,41 @@ func (s *Server) startupChecks(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
+// probeImages asks the admission policy about every Kafka namespace's
+// debug images at once and then every imageProbeInterval until ctx ends,
+// recording the verdicts in the cluster's client: a diagnosis of a broker
+// whose image the allow-list does not name then offers no Approve.
+func (s *Server) probeImages(ctx context.Context, sc *served) {
+	warned := map[string]bool{} // namespace/repository, warned about once
+	for {
+		for _, ns := range sc.namespaces {
+			pctx, cancel := context.WithTimeout(ctx, time.Minute)
+			verdicts, err := doctor.ProbeImages(pctx, sc.client, s.debugImage, s.allowRoot, ns)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("debug-image check: listing the Kafka pods failed; retrying later", "cluster", sc.name, "namespace", ns, "error", err)
+				}
+				continue
+			}
+			for _, v := range verdicts {
+				key := ns + "/" + v.Repository
+				if v.OutsideAllowList && !warned[key] {
+					warned[key] = true
+					s.log.Warn("debug-image check: a broker's image is not in the debug-image allow-list; its diagnosis offers no Approve until it is",
+						"cluster", sc.name, "namespace", ns, "pod", v.Pod, "repository", v.Repository,
+						"fix", "add it to the bot namespace's annotation kafkabot.io/debug-image-repositories (the chart's admissionPolicy.debugImageRepositories)")
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.imageProbeInterval):
+		}
+	}
+}
+
 // afterCheck resumes a cluster's interrupted repairs once its startup
 // self-check has run (guard.Resume reads its result).
 type afterCheck struct{ sc *served }
@@ -421,6 +486,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer stop()
 	var wg sync.WaitGroup
 	s.startupChecks(ctx, &wg)
+	for _, sc := range s.clusters {
+		wg.Go(func() { s.probeImages(ctx, sc) })
+	}
 	var sweepErr error
 	var once sync.Once
 	for _, sc := range s.clusters {

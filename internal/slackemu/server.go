@@ -21,6 +21,10 @@ const (
 	DefaultPingInterval = 5 * time.Second
 )
 
+// DefaultScopes are the bot token's scopes by default: those of
+// deploy/slack-app-manifest.yaml.
+var DefaultScopes = []string{"chat:write", "commands", "channels:read", "groups:read"}
+
 // MaxConnections is how many Socket Mode connections Slack allows one app at the same time.
 const MaxConnections = 10
 
@@ -50,6 +54,11 @@ type Options struct {
 	// port). The real-node tests listen on the node's address so the bot's
 	// pod reaches the emulator over the pod network.
 	Addr string
+	// Scopes are the bot token's scopes: every Web API answer carries them
+	// in the X-OAuth-Scopes header, as Slack's do, and conversations.info
+	// answers missing_scope without channels:read (C...) or groups:read
+	// (G...). Nil means DefaultScopes; empty (non-nil) means none.
+	Scopes []string
 	// Logf, when set, receives one line per notable event. Tokens never appear in it. It is called with
 	// the emulator's lock held, so it must not call the Server.
 	Logf func(format string, args ...any)
@@ -60,6 +69,9 @@ func (o Options) withDefaults() Options {
 		if *field == "" {
 			*field = value
 		}
+	}
+	if o.Scopes == nil {
+		o.Scopes = DefaultScopes
 	}
 	setDefault(&o.AppToken, DefaultAppToken)
 	setDefault(&o.BotToken, DefaultBotToken)

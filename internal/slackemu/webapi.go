@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -290,6 +291,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	default:
 		res = s.callMethod(call)
 	}
+	w.Header().Set("X-OAuth-Scopes", strings.Join(s.opts.Scopes, ","))
 	s.writeResult(w, res)
 
 	form := cloneValues(call.form)
@@ -583,10 +585,17 @@ func (s *Server) conversationsInfo(call *apiCall) apiResult {
 	channel := call.form.Get("channel")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.channels.exists(channel) {
+	if channel == "" {
 		return errResult("channel_not_found")
 	}
 	kind := channel[0]
+	// Slack checks the token's scope before it looks the channel up.
+	if need := map[byte]string{'C': "channels:read", 'G': "groups:read"}[kind]; need != "" && !slices.Contains(s.opts.Scopes, need) {
+		return errResult("missing_scope")
+	}
+	if !s.channels.exists(channel) {
+		return errResult("channel_not_found")
+	}
 	return okObject(field{"channel", object{
 		{"id", channel},
 		{"name", s.channels.name(channel)},
