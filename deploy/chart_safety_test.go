@@ -93,7 +93,13 @@ func TestChartLabelsEveryObject(t *testing.T) {
 				for _, o := range parseObjects(t, out) {
 					kinds[o["kind"].(string)] = true
 					labels, _ := nested(o, "metadata", "labels").(map[string]any)
+					hook, _ := nested(o, "metadata", "annotations").(map[string]any)
 					for k, v := range want {
+						// `helm test`'s doctor pod names itself kafkabot-doctor so that
+						// the bot's selector (Service, PDB) never picks it.
+						if k == "app.kubernetes.io/name" && hook["helm.sh/hook"] == "test" {
+							v = "kafkabot-doctor"
+						}
 						if labels[k] != v {
 							t.Errorf("%s: label %s = %v, want %q", objectKey(o), k, labels[k], v)
 						}
@@ -199,7 +205,7 @@ func TestChartServesSeveralClusters(t *testing.T) {
 				t.Fatalf("the bot would refuse the chart's clusters file: %v", err)
 			}
 			want := []fleet.Spec{
-				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", KafkaNamespaces: []string{"kafka"}, ApprovalChannels: []string{"C0PRODEU"}},
+				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", KafkaNamespaces: []string{"kafka"}, ApprovalChannels: []string{"C0PRODEU"}, Approvers: []string{"U0PRODEUONCALL"}},
 				{Name: "prod-us", Kubeconfig: "/etc/kafkabot/clusters/prod-us/kubeconfig", Context: "prod-us-admin", KafkaNamespaces: []string{"kafka", "kafka-batch"}},
 				{Name: "staging"},
 			}

@@ -159,10 +159,9 @@ func Parse(data []byte) ([]Spec, error) {
 		users := map[string]bool{}
 		for _, u := range s.Approvers {
 			if !validUser(u) {
-				return nil, bad("approvers", "%q is not a Slack user ID (U..., W...)", u)
-			}
-			if users[u] {
-				return nil, bad("approvers", "%q is listed twice", u)
+				bad("approvers", "%q is not a Slack user ID (U..., W...)", u)
+			} else if users[u] {
+				bad("approvers", "%q is listed twice", u)
 			}
 			users[u] = true
 		}
@@ -183,7 +182,7 @@ func invalid(problems []string) error {
 
 // specFields are the fields of a cluster entry, and whether each is a
 // list (else text).
-var specFields = map[string]bool{"name": false, "kubeconfig": false, "context": false, "kafkaNamespaces": true, "approvalChannels": true}
+var specFields = map[string]bool{"name": false, "kubeconfig": false, "context": false, "kafkaNamespaces": true, "approvalChannels": true, "approvers": true}
 
 // checkShape checks the document's structure before it is decoded: a
 // mapping with `clusters:`, a list of mappings with known fields, text
@@ -224,7 +223,7 @@ func checkShape(root *yaml.Node) []string {
 // checkEntry checks one cluster entry's shape.
 func checkEntry(i int, entry *yaml.Node) []string {
 	if entry.Kind != yaml.MappingNode {
-		return []string{fmt.Sprintf("line %d: clusters[%d]: want a cluster (name, kubeconfig, context, kafkaNamespaces, approvalChannels), got %s", entry.Line, i, shape(entry))}
+		return []string{fmt.Sprintf("line %d: clusters[%d]: want a cluster (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers), got %s", entry.Line, i, shape(entry))}
 	}
 	name := ""
 	for k := 0; k+1 < len(entry.Content); k += 2 {
@@ -239,7 +238,7 @@ func checkEntry(i int, entry *yaml.Node) []string {
 		isList, known := specFields[key.Value]
 		switch {
 		case !known:
-			problems = append(problems, fmt.Sprintf("%s: unknown field%s (fields: name, kubeconfig, context, kafkaNamespaces, approvalChannels)", at, caseHint(key.Value)))
+			problems = append(problems, fmt.Sprintf("%s: unknown field%s (fields: name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers)", at, caseHint(key.Value)))
 		case val.Tag == "!!null":
 		case !isList && val.Kind != yaml.ScalarNode:
 			problems = append(problems, fmt.Sprintf("%s: want text, got %s", at, shape(val)))

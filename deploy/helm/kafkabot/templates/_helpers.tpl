@@ -121,6 +121,7 @@ its Secret at /etc/kafkabot/clusters/<name>/kubeconfig.
 {{- with .context -}}{{- $_ := set $c "context" . -}}{{- end -}}
 {{- with .kafkaNamespaces -}}{{- $_ := set $c "kafkaNamespaces" . -}}{{- end -}}
 {{- with .approvalChannels -}}{{- $_ := set $c "approvalChannels" . -}}{{- end -}}
+{{- with .approvers -}}{{- $_ := set $c "approvers" . -}}{{- end -}}
 {{- $list = append $list $c -}}
 {{- end -}}
 {{- toYaml (dict "clusters" $list) -}}
