@@ -255,7 +255,7 @@ func TestDeletedBrokerIsRecreated(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := "broker-" + string(rune('0'+i))
+			name := "kafka-broker-" + string(rune('0'+i)) // a name the policy's default broker-pods pattern names
 			old := w.createBroker(t, name)
 			if err := w.kubelet.CrashLoop(ctx, w.ns, name, crashLog); err != nil {
 				t.Fatal(err)
