@@ -296,17 +296,17 @@ func metadataOffsets(vals *[3]int64) (*OffsetTriage, string) {
 }
 
 // lastTermination is the end of the container run the log belongs to: the
-// previous instance's (the log is its log), else the current one's; nil
-// when the pod status is unknown.
+// current instance's when it has ended (internal/kube then reads its log),
+// else the previous instance's; nil when the pod status is unknown.
 func lastTermination(s *Snapshot) *Termination {
 	c := s.Kafka()
 	switch {
 	case c == nil:
 		return nil
-	case c.LastTerminated != nil:
-		return c.LastTerminated
-	default:
+	case c.Terminated != nil:
 		return c.Terminated
+	default:
+		return c.LastTerminated
 	}
 }
 

@@ -322,8 +322,8 @@ type logRead struct {
 
 // inspectLog reads the log tail of container (k is its status, nil when
 // the pod has no container recognisable as Kafka): the previous instance
-// when the pod has restarted, else (or when the kubelet no longer has it)
-// the current one.
+// when the pod has restarted and its current instance has not ended, else
+// (or when the kubelet no longer has it) the current one.
 //
 // The request asks for TailLines lines and at most a read cap of
 // inspectReadCapFactor×LogTailBytes, and the stream is cut at that cap
@@ -337,8 +337,11 @@ func (c *Client) inspectLog(ctx context.Context, pod *corev1.Pod, container stri
 		out.notes = append(out.notes, "no log read: the pod has no container recognisable as Kafka")
 		return out, nil
 	}
+	// The crashed instance: the previous one while the container waits
+	// (CrashLoopBackOff) or runs again, but the current one while it is
+	// still reported Terminated (then "previous" is the run before it).
 	source := LogCurrent
-	if k.LastTerminated != nil || k.RestartCount > 0 {
+	if k.Terminated == nil && (k.LastTerminated != nil || k.RestartCount > 0) {
 		source = LogPrevious
 	}
 	stream, err := c.inspectOpenLog(ctx, pod, container, source == LogPrevious)

@@ -225,6 +225,20 @@ func TestSnapshotLogSource(t *testing.T) {
 			wantPrevious: []bool{true},
 		},
 		{
+			// Between a crash and the kubelet's CrashLoopBackOff the crashed
+			// instance is the current one (state Terminated) and "previous"
+			// is the instance before it: a real 3.7.2 broker on the real node
+			// was diagnosed from that older log.
+			name: "current instance terminated: its own log, not the one before",
+			pod: func(p *corev1.Pod) {
+				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}
+			},
+			logs:         inspLogServer{previous: []byte("the run before\n"), current: []byte("crash\n")},
+			wantSource:   LogCurrent,
+			wantLog:      "crash\n",
+			wantPrevious: []bool{false},
+		},
+		{
 			name:         "previous instance's log gone: falls back to current and says so",
 			logs:         inspLogServer{previousErr: previousGone, current: []byte("current\n")},
 			wantSource:   LogCurrent,
