@@ -142,7 +142,7 @@ var Recipes = []Recipe{
 	{
 		Name: "lock-held", Class: "log-dir-lock-held", Role: diagnose.RoleCombined,
 		Fault:  "a second node starts on the log dir of a running node (other ports)",
-		Expect: `Failed to acquire lock|\.lock`,
+		Expect: `Failed to acquire lock`,
 		Run: func(s *Session) (*Proc, error) {
 			props, err := s.formattedCombined()
 			if err != nil {
@@ -286,7 +286,7 @@ var Recipes = []Recipe{
 	{
 		Name: "tls-keystore-missing", Class: "tls-config-error", Role: diagnose.RoleCombined,
 		Fault:  "an SSL listener whose ssl.keystore.location does not exist",
-		Expect: `(?i)ssl keystore|NoSuchFileException.*keystore`,
+		Expect: `Failed to load SSL keystore|NoSuchFileException.*keystore`,
 		Run: func(s *Session) (*Proc, error) {
 			props, err := s.formattedCombined()
 			if err != nil {
@@ -298,7 +298,7 @@ var Recipes = []Recipe{
 	{
 		Name: "tls-keystore-wrong-password", Class: "tls-config-error", Role: diagnose.RoleCombined,
 		Fault:  "an SSL listener whose keystore password is wrong",
-		Expect: `(?i)ssl keystore|keystore.*(tampered|password)`,
+		Expect: `Failed to load SSL keystore|(?i)keystore was tampered|password was incorrect`,
 		Run: func(s *Session) (*Proc, error) {
 			props, err := s.formattedCombined()
 			if err != nil {
