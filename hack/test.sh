@@ -12,7 +12,9 @@
 #    cores, instant after);
 # 3. builds kubectl from the same pins (hack/build-node.sh; deploy/'s tests
 #    run it), then runs go vet, staticcheck and go test over the whole module,
-#    real-apiserver tests included (they fail, never skip, when CI=true);
+#    real-apiserver tests included (they fail, never skip, when CI=true), and
+#    the fault lab's live subset on real Kafka 4.4.0 (test/faultlab, with
+#    FAULTLAB_LIVE=1; docs/FAULTLAB.md);
 # 4. the real-node stage: builds the kubelet and the rest of a cluster from
 #    the same pins (hack/build-node.sh; 5 to 11 minutes the first time), brings
 #    up a single-node cluster in a private network namespace
@@ -96,6 +98,15 @@ start=${SECONDS}
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags realnode ./test/realnode/...
 log "staticcheck passed in $((SECONDS - start))s"
+
+# The fault lab's live subset (test/faultlab TestLive): a handful of faults
+# given to real Kafka 4.4.0 (fetched by hack/fetch-kafka.sh from Maven
+# Central, cached), about a minute; it fails, never skips, under CI=true.
+FAULTLAB_LIVE=1
+export FAULTLAB_LIVE
+start=${SECONDS}
+bash hack/fetch-kafka.sh 4.4.0 >/dev/null
+log "kafka 4.4.0 for the fault lab ready in $((SECONDS - start))s"
 
 start=${SECONDS}
 go test -timeout 20m "$@" ./...
