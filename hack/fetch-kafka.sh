@@ -37,14 +37,14 @@ if [[ -z "${java_bin}" ]]; then
 fi
 [[ -x "${java_bin}" ]] || { log "no Java 17 found (set KAFKA_JAVA to a java binary)"; exit 1; }
 
-# pinned VERSION: the pin line's extra artifacts, or nothing when VERSION is not pinned.
+# pinned VERSION: the pin line's extra artifacts; fails when VERSION is not pinned.
 pinned() {
-	awk -v v="$1" '$1 == v { $1 = ""; print; found = 1 } END { exit !found }' "${pins}"
+	awk -v v="$1" '!/^#/ && $1 == v { $1 = ""; print; found = 1 } END { exit !found }' "${pins}"
 }
 
 fetch_one() {
 	local version="$1" extras dir stage
-	if ! extras="$(grep -v '^#' "${pins}" | pinned "${version}")"; then
+	if ! extras="$(pinned "${version}")"; then
 		log "${version} is not pinned in ${pins}"
 		return 1
 	fi
@@ -56,6 +56,7 @@ fetch_one() {
 	local start=${SECONDS}
 	mkdir -p "${cache}"
 	stage="$(mktemp -d "${cache}/.fetch-${version}.XXXXXX")"
+	chmod 755 "${stage}" # mktemp's 0700 would keep Kafka from users other than root
 	trap 'rm -rf "${stage}"' RETURN
 
 	{
@@ -108,7 +109,7 @@ RUN
 
 versions=("$@")
 if [[ ${#versions[@]} -eq 0 ]]; then
-	mapfile -t versions < <(grep -v '^#' "${pins}" | awk 'NF { print $1 }')
+	mapfile -t versions < <(awk '!/^#/ && NF { print $1 }' "${pins}")
 fi
 for version in "${versions[@]}"; do
 	fetch_one "${version}"

@@ -66,6 +66,7 @@ func TestRecordedLogsClassified(t *testing.T) {
 	if len(m.Entries) == 0 {
 		t.Fatalf("%s has no recordings", dir)
 	}
+	misses := readKnownMisses(t)
 	for _, e := range m.Entries {
 		t.Run(e.Version+"/"+e.Recipe, func(t *testing.T) {
 			got := classify(t, filepath.Join(dir, e.Log), diagnose.Role(e.Role))
@@ -75,6 +76,17 @@ func TestRecordedLogsClassified(t *testing.T) {
 			}
 			// One row per recording for docs/FAULTLAB.md's table (go test -v).
 			t.Logf("row\t%s\t%s\t%s\t%s\t%d\t%v\t%s", e.Version, e.Recipe, e.Class, first, e.ExitCode, e.StoppedByLab, e.TerminalLine)
+			if why, known := misses[e.Version+"/"+e.Recipe]; known {
+				// A listed miss is the diagnosis' open gap, counted in
+				// docs/FAULTLAB.md; once it is classified right the list
+				// must shrink, so it can only get shorter.
+				if first == e.Class {
+					t.Errorf("%s is classified right now (%s): remove it from %s", e.Log, first, knownMissesFile)
+				} else {
+					t.Logf("known miss (%s): first %s, want %s", why, first, e.Class)
+				}
+				return
+			}
 			if len(got) == 0 {
 				t.Errorf("%s: no finding, want %s (terminal line: %s)", e.Log, e.Class, e.TerminalLine)
 				return
@@ -392,4 +404,27 @@ func TestLive(t *testing.T) {
 			})
 		}
 	}
+}
+
+// knownMissesFile lists the recordings today's diagnosis does not classify
+// as their recipe's class: "VERSION/RECIPE reason" per line, # comments.
+const knownMissesFile = "known_misses.txt"
+
+// readKnownMisses reads knownMissesFile into VERSION/RECIPE -> reason.
+func readKnownMisses(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(knownMissesFile)
+	if err != nil {
+		t.Fatalf("reading %s: %v", knownMissesFile, err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, why, _ := strings.Cut(line, " ")
+		out[key] = strings.TrimSpace(why)
+	}
+	return out
 }
