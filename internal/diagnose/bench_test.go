@@ -71,10 +71,9 @@ func TestBenchLogIsHealthyBeforeTheCrash(t *testing.T) {
 	}
 }
 
-// BenchmarkScanPathsOnRealLogs compares the line-by-line reference path
-// with the chunked path on 16 MiB of the testdata logs repeated: real
-// crash logs, where many more lines carry keywords than in broker noise.
-func BenchmarkScanPathsOnRealLogs(b *testing.B) {
+// realLogCorpus is the given crash and benign logs, repeated to at least
+// size bytes.
+func realLogCorpus(b *testing.B, size int) []byte {
 	var corpus []byte
 	for _, dir := range []string{"testdata/crashlogs", "testdata/benign"} {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -86,7 +85,34 @@ func BenchmarkScanPathsOnRealLogs(b *testing.B) {
 			corpus = append(corpus, data...)
 		}
 	}
-	log := bytes.Repeat(corpus, 16<<20/len(corpus)+1)
+	return bytes.Repeat(corpus, size/len(corpus)+1)
+}
+
+// BenchmarkDiagnoseReaderRealLogs64MiB is the whole diagnosis (scan,
+// structural reading, findings) over 64 MiB of the given logs repeated:
+// real crash logs, where many lines carry keywords, unlike broker noise.
+// Compare with `LC_ALL=C grep -E -c -f patterns` over the same bytes (the
+// patterns as cmd/benchreport's classifier section writes them).
+func BenchmarkDiagnoseReaderRealLogs64MiB(b *testing.B) {
+	log := realLogCorpus(b, 64<<20)[:64<<20]
+	e := Default()
+	b.SetBytes(int64(len(log)))
+	for b.Loop() {
+		got, err := e.DiagnoseReader(bytes.NewReader(log), Snapshot{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(got) == 0 {
+			b.Fatal("no finding on 64 MiB of crash logs")
+		}
+	}
+}
+
+// BenchmarkScanPathsOnRealLogs compares the line-by-line reference path
+// with the chunked path on 16 MiB of the testdata logs repeated: real
+// crash logs, where many more lines carry keywords than in broker noise.
+func BenchmarkScanPathsOnRealLogs(b *testing.B) {
+	log := realLogCorpus(b, 16<<20)
 	e := Default()
 	for _, path := range []struct {
 		name string

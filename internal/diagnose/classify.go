@@ -63,6 +63,14 @@ var exceptionFrameClasses = []struct {
 	{"AuthorizerNotReadyException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "org.apache.kafka.raft", "kraft-controller-authz-denied", "the raft client was refused by a voter's authorizer"},
+	// RemoteLogManager loads and configures the tiered-storage plugins at
+	// start: an exception under these methods is the plugins' class names
+	// or configuration (its runtime copy and fetch errors are not).
+	{"", "kafka.log.remote.RemoteLogManager.createRemoteStorageManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteStorageManager class"},
+	{"", "kafka.log.remote.RemoteLogManager.createRemoteLogMetadataManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteLogMetadataManager class"},
+	{"", "kafka.log.remote.RemoteLogManager.configureRSM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteStorageManager plugin"},
+	{"", "kafka.log.remote.RemoteLogManager.configureRLMM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteLogMetadataManager plugin"},
+	{"", "kafka.log.remote.RemoteLogManager.startup", "tiered-storage-config-error", "RemoteLogManager starts the tiered-storage plugins"},
 }
 
 var (
@@ -86,7 +94,8 @@ func kafkaCatalog() *catalog.Catalog {
 var loggerSuffix = regexp.MustCompile(`\(([\w$.]+)\)(?: \[[^\]]*\])?\s*$`)
 
 // recordPrefix is a record's time and level in front of its message.
-var recordPrefix = regexp.MustCompile(`^(?:\[[^\]]*\] |\d{4}-\d\d-\d\d[ T][\d:,.]+ )?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE)\s+`)
+// Bitnami's entrypoint writes "kafka 08:30:57.87 ERROR ==> message".
+var recordPrefix = regexp.MustCompile(`^(?:\[[^\]]*\] |\d{4}-\d\d-\d\d[ T][\d:,.]+ |[\w-]+ \d\d:\d\d:\d\d\.\d+ )?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE)\s+(?:==> )?`)
 
 // messageOf returns a record's message without its time, level and logger,
 // and its logger ("" when the line names none).

@@ -120,6 +120,11 @@ type crashReading struct {
 	// exception chain: what an excerpt without a terminal event shows. It
 	// names a class, never an automated remedy.
 	lastError *terminalEvent
+	// excerpt is the first line of a log that holds no record before it
+	// (a pasted exception or message, without time or level): what an
+	// excerpt shows when it has neither a terminal event nor an error
+	// record. It names a class, never an automated remedy.
+	excerpt *terminalEvent
 }
 
 // cause returns the event whose chain explains the crash: the terminal
@@ -131,7 +136,10 @@ func (c *crashReading) cause() *terminalEvent {
 	if c.lastError != nil {
 		return c.lastError
 	}
-	return c.terminal()
+	if t := c.terminal(); t != nil {
+		return t
+	}
+	return c.excerpt
 }
 
 // terminal returns the event where the process ended: the last one with an
@@ -313,12 +321,21 @@ func (t *logTail) readCrash() crashReading {
 			break
 		}
 	}
+	sawRecord := false
 	for i := from; i < len(lines); i++ {
 		line := lines[i]
 		kind, level := "", ""
 		if isRecordStart(line) || strings.Contains(line, jvmDeathAnywhere) || containsAny(line, scriptErrors) {
 			kind = terminalKind(line)
 			level = recordLevel(line)
+			sawRecord = true
+		} else if !sawRecord && c.excerpt == nil && strings.TrimSpace(line) != "" && line[0] != ' ' && line[0] != '\t' {
+			// The first line of an excerpt, before any record.
+			ev, j := readEvent(lines, nums, i, "")
+			c.excerpt = &ev
+			sawRecord = true
+			i = j - 1
+			continue
 		}
 		isError := level == "ERROR" || level == "FATAL" || level == "SEVERE"
 		if kind == "" && !isError {

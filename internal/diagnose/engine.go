@@ -141,12 +141,17 @@ func newEngine(builtin, extra []Rule) (*Engine, error) {
 		}
 		if rule >= 0 && (p == partAll || p == partAny) {
 			if auto := rules[rule].Remedy.Automated; auto != nil {
-				// Every occurrence is read: the one that counts is in the
-				// terminal event's chain (see crash.go), which may not be the first.
-				cp.every = true
+				// The line that names the repair must lie in the terminal
+				// event's chain (see crash.go), and it may not be the first
+				// occurrence: the patterns that name it are read on every
+				// line that may hold them. That line is the target's (a rule
+				// with targetFrom), the offsets' (the offsets triage), else
+				// the last line any pattern of the rule matched; the other
+				// patterns stop at their first match like any pattern.
 				if auto.TargetFrom != "" {
 					cp.target = re.SubexpIndex(auto.TargetFrom)
 				}
+				cp.every = rules[rule].Triage == "" && (auto.TargetFrom == "" || cp.target >= 0)
 			}
 		}
 		if rule >= 0 && rules[rule].Triage == TriageMetadataOffsets && capturesOffsets(re) {

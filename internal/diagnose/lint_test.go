@@ -3,6 +3,8 @@ package diagnose
 import (
 	"strings"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // A site rules file with one mistake per rule; each issue must name the
@@ -123,5 +125,32 @@ func TestLintRulesFileLevelErrors(t *testing.T) {
 func TestEmbeddedRulesLintClean(t *testing.T) {
 	for _, i := range LintRules(builtinRules, nil) {
 		t.Errorf("rules.yaml:%s", i)
+	}
+}
+
+// Every built-in rule with hand patterns says, under "match:", why a
+// template of the catalogue cannot say the same (rules.yaml's header).
+func TestEveryHandPatternSaysWhy(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(builtinRules, &doc); err != nil {
+		t.Fatal(err)
+	}
+	rules := mapValue(doc.Content[0], "rules")
+	if rules == nil || len(rules.Content) == 0 {
+		t.Fatal("rules.yaml has no rules")
+	}
+	for _, item := range rules.Content {
+		id := mapValue(item, "id").Value
+		match := mapValue(item, "match")
+		if match == nil || (mapValue(match, "all") == nil && mapValue(match, "any") == nil) {
+			continue
+		}
+		var comments strings.Builder
+		for _, n := range match.Content {
+			comments.WriteString(n.HeadComment + n.LineComment)
+		}
+		if !strings.Contains(comments.String(), "Hand pattern") {
+			t.Errorf("rule %s: its patterns do not say why a template cannot (a comment beginning \"Hand pattern\" under match:)", id)
+		}
 	}
 }

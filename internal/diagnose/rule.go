@@ -84,6 +84,10 @@ type LogMatch struct {
 	Any      []string `json:"any,omitempty"`
 	None     []string `json:"none,omitempty"`
 	MinLines int      `json:"minLines,omitempty"`
+	// ByClass marks a rule without patterns of its own: the structural
+	// reader (crash.go, classify.go) and the catalogue name its class, and
+	// the rule gives that class its finding (title, explanation, remedy).
+	ByClass bool `json:"byClass,omitempty"`
 }
 
 // Status modes: how a rule's status conditions combine with its log part.
@@ -258,8 +262,13 @@ func (r *Rule) problems() []Problem {
 		}
 		checkPatterns("status.events", st.Events)
 		checkPatterns("status.log", st.Log)
-	} else if !hasLog {
-		fail("match", "needs at least one all or any pattern, or a status block")
+	} else if !hasLog && !r.Match.ByClass {
+		fail("match", "needs at least one all or any pattern, byClass, or a status block")
+	}
+	if r.Match.ByClass && (hasLog || r.Remedy.Automated != nil || r.Triage != "") {
+		// The reader names a class, never a value of the line: a rule
+		// whose remedy reads one needs its own patterns.
+		fail("match.byClass", "excludes patterns, an automated remedy and a triage")
 	}
 	for i, d := range r.Downgrades {
 		field := fmt.Sprintf("downgrades[%d]", i)

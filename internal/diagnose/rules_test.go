@@ -51,7 +51,7 @@ func TestSiteRulesFileAddsARule(t *testing.T) {
 	}
 	// Built-in rules still work next to it.
 	got = e.Diagnose(Snapshot{Log: readLog(t, "testdata/crashlogs/71-too-many-open-files-acceptor.log")})
-	if len(got) == 0 || got[0].Rule != "fd-limit" {
+	if len(got) == 0 || got[0].Class != "fd-limit" || got[0].Remedy.Action != "raise-nofile" {
 		t.Errorf("built-in rule lost: %v", ruleIDs(got))
 	}
 }
@@ -190,5 +190,31 @@ func TestReadmeExampleIsValid(t *testing.T) {
 	got := e.Diagnose(Snapshot{Log: "vault-agent: template render failed\nNoSuchFileException: /vault/secrets/ks.jks\n"})
 	if len(got) == 0 || got[0].Rule != "site-vault-agent-missing" {
 		t.Fatalf("README example rule did not fire: %v", ruleIDs(got))
+	}
+}
+
+// A rule selected by class (match.byClass) has no pattern of its own: the
+// structural reader names its class and the rule gives the finding its
+// title and remedy. It cannot also carry patterns or an automated remedy.
+func TestByClassRules(t *testing.T) {
+	log := "[2025-01-01 00:00:00,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n" +
+		"java.io.IOException: Too many open files\n\tat kafka.log.LogManager.loadLog(LogManager.scala:300)\n"
+	got := Default().Diagnose(Snapshot{Log: log})
+	if len(got) == 0 || got[0].Rule != "fd-limit" || got[0].Remedy.Action != "raise-nofile" || len(got[0].Remedy.Steps) == 0 {
+		t.Fatalf("got %v, want the fd-limit rule's finding", ruleIDs(got))
+	}
+	for _, r := range Default().Rules() {
+		if r.ID == "fd-limit" && (!r.Match.ByClass || len(r.Match.Any)+len(r.Match.All) > 0) {
+			t.Errorf("fd-limit is not selected by class: %+v", r.Match)
+		}
+	}
+	bad := Rule{ID: "site-by-class", Title: "x", Severity: SeverityHigh, Confidence: 0.5, Risk: RiskNone, Explanation: "x",
+		Match: LogMatch{ByClass: true, Any: []string{"boom"}}, Remedy: RemedySpec{Label: "x", Steps: []string{"x"}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "byClass") {
+		t.Errorf("byClass with a pattern: error %v, want one naming byClass", err)
+	}
+	bad.Match.Any = nil
+	if err := bad.Validate(); err != nil {
+		t.Errorf("byClass alone: %v", err)
 	}
 }
