@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
@@ -78,24 +82,28 @@ var checkpointFault = faultCase{
 	crash:     "Malformed line in checkpoint file",
 }
 
-// TestRealKafkaRepairs runs every automated repair and the refusals on the
-// newest Kafka, then the seed incident on 3.7.2.
+// TestRealKafkaRepairs runs the seed incident on 3.7.2, then every
+// automated repair and the refusals on the newest Kafka, then the refusal
+// on a combined node.
 func TestRealKafkaRepairs(t *testing.T) {
+	t.Run(oldestKafka, func(t *testing.T) {
+		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
+		k.writeData("start")
+		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault) })
+	})
 	t.Run(newestKafka, func(t *testing.T) {
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false)
 		k.writeData("start")
-		for _, fc := range []faultCase{seedFault, foreignDirFault, checkpointFault} {
+		for _, fc := range []faultCase{foreignDirFault, checkpointFault, seedFault} {
 			if !t.Run(fc.name, func(t *testing.T) { k.repairOne(t, fc) }) {
 				return
 			}
 		}
 		t.Run("two-brokers-one-repair", func(t *testing.T) { k.twoBrokers(t) })
 		t.Run("refused-on-a-controller", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
-	})
-	t.Run(oldestKafka, func(t *testing.T) {
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
-		k.writeData("start")
-		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault) })
+		// Last: it leaves the quorum without a leader. Controller 2 is down
+		// since the test above; broker 101 still has the foreign dir.
+		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
 	t.Run(newestKafka+"-combined", func(t *testing.T) {
 		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true)
@@ -121,9 +129,12 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase) {
 	k.scale(k.brokerSet(), 3)
 
 	s := k.scenario(pod)
-	first := s.waitFirstCrash()
-	s.waitCrashLoop(1)
+	s.waitFirstCrash()
+	crashing := s.waitCrashLoop(1)
 	k.checkCrash(pod, fc)
+	// The first crash as the pod watch saw it (a poll of a loaded API
+	// server can miss the first termination and see the second).
+	first := pods.firstExitOf(pod, crashing.UID)
 
 	if alert, ok := waitNewMessage(t, alertChannel, alerts, pod, 4*time.Minute); !ok {
 		t.Errorf("no crash-loop alert for %s in %s", pod, alertChannel)
@@ -131,7 +142,16 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase) {
 		measure(t, "Kafka "+k.version+" "+fc.name+": crash to alert in Slack", slackTime(alert.TS).Sub(first))
 	}
 
-	old := s.freshBackOff()
+	// Approve while Kafka is stopped (its container waiting in the back-off
+	// or just ended): an approval while the JVM runs, for the 20 to 40 s
+	// it takes a real broker to reach the fault, is refused by the
+	// still-crash-looping gate ("not crash-looping any more (running, not
+	// ready, N restarts)"), which the stand-in, dying at once, never met.
+	k.nextStop(pod)
+	old, err := s.pod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := k.diagnosis(pod, fc, true)
 	approved := click(t, m, actionApprove, approver)
 	th, summary, outcome := waitOutcome(t, m, 10*time.Minute)
@@ -231,7 +251,7 @@ func (k *kafkaCluster) twoBrokers(t *testing.T) {
 	sa, sb := k.scenario(a), k.scenario(b)
 	sa.waitCrashLoop(1)
 	sb.waitCrashLoop(1)
-	sa.freshBackOff()
+	k.nextStop(a)
 	ma := k.diagnosis(a, seedFault, true)
 	mb := k.diagnosis(b, foreignDirFault, true)
 	click(t, ma, actionApprove, approver)
@@ -252,6 +272,80 @@ func (k *kafkaCluster) twoBrokers(t *testing.T) {
 		if repairOutcome.MatchString(r.Text+"\n"+blocksText(r.Blocks)) && strings.Contains(r.Text+blocksText(r.Blocks), "succeeded") {
 			t.Errorf("the second broker was repaired too: %s", r.Text)
 		}
+	}
+}
+
+// noQuorumLeader stops a second controller while pod crash-loops (the
+// node cordoned, the controller's pod deleted at once, so its replacement
+// stays Pending), leaving one of three voters: no leader. An approval given
+// then is refused with the reason in the thread, and nothing is moved.
+func (k *kafkaCluster) noQuorumLeader(t *testing.T, pod string, fc faultCase) {
+	defer k.on(t)()
+	s := k.scenario(pod)
+	k.nextStop(pod)
+	m := k.diagnosis(pod, fc, true)
+	stopped := k.pods()[1]
+	setUnschedulable(t, true)
+	t.Cleanup(func() { setUnschedulable(t, false) })
+	ctx := k.ctx(2 * time.Minute)
+	old, err := s.pod(stopped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.admin.CoreV1().Pods(kafkaNS).Delete(ctx, stopped, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(ctx, time.Minute, func() (bool, error) {
+		p, err := s.pod(stopped)
+		return err == nil && p.UID != old.UID && p.Status.Phase == "Pending", nil
+	}); err != nil {
+		t.Fatalf("%s was not replaced by a Pending pod: %v", stopped, err)
+	}
+	if out, err := k.tool(time.Minute, "", k.class("MetadataQuorumCommand"), "--bootstrap-server", k.bootstrap(pod), "describe", "--status"); err == nil {
+		t.Logf("Kafka's view with two voters down: %s", out)
+	} else {
+		t.Logf("Kafka's view with two voters down: %v", err)
+	}
+	click(t, m, actionApprove, approver)
+	th := waitThreadFunc(t, m, "a refusal naming the quorum", func(s string) bool { return strings.Contains(s, "quorum") }, 2*time.Minute)
+	t.Logf("REFUSED without a quorum leader: %s", lastLines(strings.Join(th, "\n"), 6))
+	if got := listDebugPods(t); len(got) != 0 {
+		t.Errorf("debug pods ran without a quorum leader: %v", got)
+	}
+	if !strings.Contains(strings.Join(th, "\n"), "controller") {
+		t.Errorf("the refusal does not name the controllers:\n%s", strings.Join(th, "\n"))
+	}
+}
+
+// firstExitOf is the pod's earliest container exit the watch saw.
+func (pw *podWatch) firstExitOf(name string, uid types.UID) time.Time {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if r := pw.pods[uid]; r != nil && r.pod.Name == name {
+		return r.firstExit
+	}
+	return time.Time{}
+}
+
+// nextStop waits until pod's Kafka container has stopped again (a new
+// crash, waiting in its back-off or just terminated), for a heavily loaded
+// machine where the kubelet is slow to report CrashLoopBackOff.
+func (k *kafkaCluster) nextStop(pod string) {
+	s := k.scenario(pod)
+	cur, err := s.pod(pod)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	from := kafkaStatus(k.t, cur).RestartCount
+	if err := waitFor(k.ctx(8*time.Minute), 7*time.Minute, func() (bool, error) {
+		p, err := s.pod(pod)
+		if err != nil {
+			return false, nil
+		}
+		c, ok := kafkaStatusOf(p)
+		return ok && c.RestartCount > from && c.State.Running == nil, nil
+	}); err != nil {
+		k.t.Fatalf("%s did not stop again after restart %d: %v", pod, from, err)
 	}
 }
 
