@@ -156,28 +156,6 @@ func breakCheckpoint(logDir, name string) error {
 	return os.Chown(path, kafkaUID, kafkaUID)
 }
 
-// corruptIndex overwrites the offset index of a partition's first segment
-// with entries whose offsets go backwards, as a torn write leaves it.
-func corruptIndex(logDir, partitionDir string) (string, error) {
-	path := filepath.Join(logDir, partitionDir, "00000000000000000000.index")
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	garbage := make([]byte, 8*4)
-	for i := range 4 {
-		binary.BigEndian.PutUint32(garbage[i*8:], uint32(1000-i*100)) // relative offset, decreasing
-		binary.BigEndian.PutUint32(garbage[i*8+4:], uint32(i*4096))   // position
-	}
-	if fi.Size() > int64(len(garbage)) {
-		garbage = append(garbage, make([]byte, fi.Size()-int64(len(garbage)))...)
-	}
-	if err := os.WriteFile(path, garbage, 0o644); err != nil {
-		return "", err
-	}
-	return path, os.Chown(path, kafkaUID, kafkaUID)
-}
-
 // chownTree gives everything under dir to the broker's uid.
 func chownTree(dir string) error {
 	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
