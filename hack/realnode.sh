@@ -452,6 +452,14 @@ import_images() {
 	local tarballs=() t
 	(cd "${repo_root}" && CGO_ENABLED=0 go run ./test/realnode/cmd/mkimages -out "${state}/images" \
 		-cache "${repo_root}/.cache/realnode") >&2
+	# Real Apache Kafka images (REALNODE_KAFKA_VERSIONS, pinned in
+	# hack/kafka/versions.txt), built once per input and kept in .cache.
+	local kafka_args=() line
+	while read -r line; do
+		kafka_args+=("${line%% *}=${line#* }")
+	done < <(bash "${repo_root}/hack/fetch-kafka.sh" ${REALNODE_KAFKA_VERSIONS:-4.4.0 3.7.2})
+	(cd "${repo_root}" && CGO_ENABLED=0 go run ./test/realnode/cmd/mkkafkaimage -out "${state}/images" \
+		-cache "${repo_root}/.cache/realnode" -debs hack/kafka/image-debs.txt "${kafka_args[@]}") >&2
 	for t in "${state}"/images/*.tar; do
 		tarballs+=("$t")
 	done

@@ -78,6 +78,9 @@ type cluster struct {
 	kubectl  string
 	repoRoot string
 	images   map[string]ociimage.Ref
+	// kafkaImages are the real Kafka images by version
+	// (test/realnode/cmd/mkkafkaimage, REALNODE_KAFKA_VERSIONS).
+	kafkaImages map[string]ociimage.Ref
 	// installed is when `kubectl apply -k` returned.
 	installed time.Time
 	// overlay is the kustomize overlay the bot was installed from (removed
@@ -125,6 +128,9 @@ func setUp(m *testing.M) (int, error) {
 		repoRoot: filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")),
 	}
 	if c.images, err = readImages(filepath.Join(state, "images", "images.json")); err != nil {
+		return 1, err
+	}
+	if c.kafkaImages, err = readKafkaImages(filepath.Join(state, "images")); err != nil {
 		return 1, err
 	}
 	// The emulator listens on the node's address: the bot's pod reaches it
@@ -263,7 +269,7 @@ patches:
     patch: |-
       - op: replace
         path: /metadata/annotations/kafkabot.io~1debug-image-repositories
-        value: kafkabot.local/kafka-standin
+        value: kafkabot.local/kafka-standin,kafkabot.local/kafka
   - target:
       kind: Deployment
       name: kafka-bot

@@ -288,8 +288,11 @@ type podRecord struct {
 	pod      *corev1.Pod // as first seen
 	added    time.Time
 	finished time.Time // first container termination seen
-	ready    time.Time
-	deleted  time.Time // deletionTimestamp or DELETED first seen
+	// firstExit is the earliest container finishedAt the kubelet reported
+	// (current or last termination state), 1 s resolution.
+	firstExit time.Time
+	ready     time.Time
+	deleted   time.Time // deletionTimestamp or DELETED first seen
 }
 
 type podWatch struct {
@@ -324,6 +327,11 @@ func watchPods(t *testing.T) *podWatch {
 			for _, st := range p.Status.ContainerStatuses {
 				if st.State.Terminated != nil && r.finished.IsZero() {
 					r.finished = now
+				}
+				for _, term := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
+					if term != nil && (r.firstExit.IsZero() || term.FinishedAt.Time.Before(r.firstExit)) {
+						r.firstExit = term.FinishedAt.Time
+					}
 				}
 			}
 			if kube.PodReady(p) && r.ready.IsZero() {
