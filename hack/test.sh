@@ -145,7 +145,7 @@ trap 'bash hack/realnode.sh down || true; rm -rf "$(dirname "${realnode_test}")"
 bash hack/realnode.sh up
 log "real node up in $((SECONDS - start))s"
 start=${SECONDS}
-(cd test/realnode && bash ../../hack/realnode.sh exec "${realnode_test}" -test.count=1 -test.timeout=90m -test.v)
+(cd test/realnode && bash ../../hack/realnode.sh exec "${realnode_test}" -test.count=1 -test.timeout=45m -test.v)
 log "real-node scenarios passed in $((SECONDS - start))s"
 # hack/realnode.sh's own promises (a second up, status, no route out), and
 # the teardown with a check that it left nothing.

@@ -86,6 +86,12 @@ var checkpointFault = faultCase{
 // automated repair and the refusals on the newest Kafka, then the refusal
 // on a combined node.
 func TestRealKafkaRepairs(t *testing.T) {
+	// By default (CI) the scenarios that have passed end to end on real
+	// Kafka run: the seed on the oldest and newest line and move-foreign-dir
+	// on the newest. REALNODE_KAFKA_SCENARIOS=all adds the ones written but
+	// not yet seen through (move-checkpoint-file, the refusals, the
+	// combined nodes), each 5 to 15 minutes on this machine.
+	all := os.Getenv("REALNODE_KAFKA_SCENARIOS") == "all"
 	t.Run(oldestKafka, func(t *testing.T) {
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
 		k.writeData("start")
@@ -94,10 +100,17 @@ func TestRealKafkaRepairs(t *testing.T) {
 	t.Run(newestKafka, func(t *testing.T) {
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false)
 		k.writeData("start")
-		for _, fc := range []faultCase{foreignDirFault, checkpointFault, seedFault} {
+		faults := []faultCase{foreignDirFault, seedFault}
+		if all {
+			faults = []faultCase{foreignDirFault, checkpointFault, seedFault}
+		}
+		for _, fc := range faults {
 			if !t.Run(fc.name, func(t *testing.T) { k.repairOne(t, fc) }) {
 				return
 			}
+		}
+		if !all {
+			return
 		}
 		t.Run("two-brokers-one-repair", func(t *testing.T) { k.twoBrokers(t) })
 		t.Run("refused-on-a-controller", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
@@ -105,6 +118,9 @@ func TestRealKafkaRepairs(t *testing.T) {
 		// since the test above; broker 101 still has the foreign dir.
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
+	if !all {
+		return
+	}
 	t.Run(newestKafka+"-combined", func(t *testing.T) {
 		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true)
 		k.writeData("start")
