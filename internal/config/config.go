@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/robfig/cron/v3"
 )
 
@@ -53,6 +55,11 @@ type Config struct {
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
 	RepairSettle                   time.Duration `envconfig:"REPAIR_SETTLE" default:"2m" desc:"how long a recreated broker must stay Ready before a repair is called a success (a crash in that time ends it as crashed again); 0 = success at the first Ready"`
 	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
+	KafkaBootstrap                 string        `envconfig:"KAFKA_BOOTSTRAP" desc:"Kafka brokers the repair gates ask for Kafka's own view of health (metadata quorum, fenced brokers, ISR), one cluster: entries separated by ';', each namespace[/cluster-label]=host:port[,host:port]; empty = not asked (the thread says the quorum was not checked); with CLUSTERS_FILE use each entry's kafka list instead"`
+	KafkaTLS                       bool          `envconfig:"KAFKA_TLS" default:"false" desc:"use TLS to the KAFKA_BOOTSTRAP brokers (CA from KAFKA_SECRET's ca.crt when present, else the system roots)"`
+	KafkaSASLMechanism             string        `envconfig:"KAFKA_SASL_MECHANISM" desc:"SASL for the KAFKA_BOOTSTRAP brokers: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty = none"`
+	KafkaSecret                    string        `envconfig:"KAFKA_SECRET" desc:"Secret, in each KAFKA_BOOTSTRAP namespace, holding username, password and ca.crt for the Kafka connection; read with the bot's own client"`
+	KafkaCatchUpTimeout            time.Duration `envconfig:"KAFKA_CATCHUP_TIMEOUT" default:"5m" desc:"how long after a repair the bot waits for the broker to be registered, unfenced and caught up as a quorum observer (with KAFKA_BOOTSTRAP or a CLUSTERS_FILE kafka entry)"`
 	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
 	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
 	RulesFile                      string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
@@ -120,6 +127,12 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: must be positive", d.name, d.v)
 		}
+	}
+	if _, err := c.KafkaAccess(); err != nil {
+		return err
+	}
+	if c.KafkaCatchUpTimeout <= 0 {
+		return fmt.Errorf("KAFKA_CATCHUP_TIMEOUT %v: must be positive", c.KafkaCatchUpTimeout)
 	}
 	if c.RepairSettle < 0 {
 		return fmt.Errorf("REPAIR_SETTLE %v: must not be negative", c.RepairSettle)
@@ -224,6 +237,17 @@ func (c *Config) Secrets() []string {
 		}
 	}
 	return s
+}
+
+// KafkaAccess returns the single-cluster Kafka connections of
+// KAFKA_BOOTSTRAP (with KAFKA_TLS, KAFKA_SASL_MECHANISM and KAFKA_SECRET);
+// none when it is unset.
+func (c *Config) KafkaAccess() ([]fleet.KafkaAccess, error) {
+	a, err := fleet.ParseKafkaBootstrap(c.KafkaBootstrap, c.KafkaTLS, c.KafkaSASLMechanism, c.KafkaSecret)
+	if err != nil {
+		return nil, fmt.Errorf("KAFKA_BOOTSTRAP: %w", err)
+	}
+	return a, nil
 }
 
 // ParseLevel maps LOG_LEVEL to a slog level.

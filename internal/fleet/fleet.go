@@ -43,6 +43,10 @@ type Spec struct {
 	// an Approve of this cluster's repair counts there too, another
 	// cluster's does not.
 	ApprovalChannels []string `json:"approvalChannels,omitempty" yaml:"approvalChannels,omitempty"`
+	// Kafka lists how to reach this cluster's Kafka clusters over the
+	// Kafka protocol, for the repair gates (see KafkaAccess); empty = the
+	// gates do not ask Kafka.
+	Kafka []KafkaAccess `json:"kafka,omitempty" yaml:"kafka,omitempty"`
 }
 
 // File is the whole CLUSTERS_FILE.
@@ -136,6 +140,9 @@ func Parse(data []byte) ([]Spec, error) {
 			if !validChannel(ch) {
 				return nil, bad("approvalChannels", "%q is not a Slack channel ID (C..., G...)", ch)
 			}
+		}
+		if err := ValidateKafka(s.Kafka); err != nil {
+			return nil, bad("kafka", "%v", err)
 		}
 	}
 	return f.Clusters, nil
