@@ -166,3 +166,32 @@ func TestKafkaRealCluster(t *testing.T) {
 		expect(t, AfterRestart(v, b1.id, 0), Defer)
 	})
 }
+
+// TestKafka37RealCluster is the quick check on a 3.x line (3.7.2: one
+// controller, two brokers). DescribeCluster there is below v2 and lists
+// only unfenced brokers, so a stopped broker is "not registered or
+// fenced".
+func TestKafka37RealCluster(t *testing.T) {
+	c := startCluster(t, "3.7.2", 1, 2)
+	cl := c.client(t)
+	v := waitFor(t, cl, 3*time.Minute, "quorum leader and 2 brokers", ready(c))
+	t.Logf("ready: %s", describe(v))
+	if v.FencedListed {
+		t.Errorf("Kafka 3.7.2 answered DescribeCluster v2 (fenced brokers listed): the fallback is not exercised")
+	}
+	createTopic(t, c, cl, 2, "1")
+	b1, b2 := c.brokers[0], c.brokers[1]
+	v = cl.Read(context.Background())
+	expect(t, BeforeMove(v, b1.id), Pass, "quorum: leader 1, 1/1 voters caught up", "brokers: no other fenced")
+	v = waitFor(t, cl, 30*time.Second, "broker 101 caught up", func(v *View) bool { return AfterRestart(v, b1.id, 0).Verdict == Pass })
+	t.Logf("3.7.2 healthy: %s / %s", BeforeMove(v, b1.id).Line, AfterRestart(v, b1.id, 0).Line)
+
+	c.stop(b2)
+	v = waitFor(t, cl, time.Minute, "broker 102 gone from the unfenced list", func(v *View) bool {
+		return len(v.Problems) == 0 && len(v.Brokers) == 1
+	})
+	t.Logf("3.7.2 broker 102 stopped: %s", describe(v))
+	expect(t, BeforeMove(v, b1.id), Fail, "brokers: 102 not registered or fenced too")
+	expect(t, AfterRestart(v, b2.id, 0), Fail, "broker 102: not registered or fenced")
+	t.Logf("3.7.2 broker 102 stopped: before move of 101: %s; after restart of 102: %s", BeforeMove(v, b1.id).Line, AfterRestart(v, b2.id, 0).Line)
+}
