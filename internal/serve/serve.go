@@ -46,6 +46,10 @@ type Cluster struct {
 	KafkaNamespaces []string
 	// ApprovalChannels are added to APPROVAL_CHANNELS for this cluster.
 	ApprovalChannels []string
+	// Kafka are its Kafka clusters' bootstrap addresses for the repair
+	// gates (CLUSTERS_FILE's kafka list, or KAFKA_BOOTSTRAP); empty = the
+	// gates do not ask Kafka.
+	Kafka []fleet.KafkaAccess
 }
 
 // Options build a Server.
@@ -200,7 +204,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			DryRun:     cfg.DryRun,
 			Identity:   opts.Identity,
 			Logger:     clog,
-			Gates:      recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+			Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController,
+				Kafka: kafkaGate(c.Kafka, cs), KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
