@@ -27,7 +27,7 @@ type Config struct {
 	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
 	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
-	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
+	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels, kafka); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
 	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel string `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
