@@ -111,7 +111,11 @@ func TestKafkaRealCluster(t *testing.T) {
 					n++
 				}
 			}
-			return len(v.Problems) == 0 && n == 3
+			// The partition leader may shrink the ISR (replica.lag.time.max.ms)
+			// before the controller fences the broker (broker.session.timeout.ms):
+			// wait for both.
+			i := slices.IndexFunc(v.Brokers, func(b Broker) bool { return b.ID == b2.id })
+			return len(v.Problems) == 0 && n == 3 && i >= 0 && v.Brokers[i].Fenced
 		})
 		t.Logf("brokers 102, 103 stopped: %s", describe(v))
 		expect(t, BeforeMove(v, b1.id), Fail, "broker 101 is the only in-sync replica of ", testTopic+"-0")
