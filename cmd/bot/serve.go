@@ -113,7 +113,11 @@ func servedClusters(cfg *config.Config) (clusters []serve.Cluster, home *rest.Co
 		if err != nil {
 			return nil, nil, err
 		}
-		return []serve.Cluster{{Name: cfg.ClusterName, Config: rc, KafkaNamespaces: cfg.KafkaNamespaces}}, nil, nil
+		kafka, err := cfg.KafkaAccess()
+		if err != nil {
+			return nil, nil, err
+		}
+		return []serve.Cluster{{Name: cfg.ClusterName, Config: rc, KafkaNamespaces: cfg.KafkaNamespaces, Kafka: kafka}}, nil, nil
 	}
 	specs, err := fleet.LoadFile(cfg.ClustersFile)
 	if err != nil {
@@ -124,7 +128,8 @@ func servedClusters(cfg *config.Config) (clusters []serve.Cluster, home *rest.Co
 		if err != nil {
 			return nil, nil, fmt.Errorf("CLUSTERS_FILE %s: clusters[%d] (%s): kubeconfig: %w", cfg.ClustersFile, i, sp.Name, err)
 		}
-		clusters = append(clusters, serve.Cluster{Name: sp.Name, Config: rc, KafkaNamespaces: sp.KafkaNamespaces, ApprovalChannels: sp.ApprovalChannels, Approvers: sp.Approvers})
+		clusters = append(clusters, serve.Cluster{Name: sp.Name, Config: rc, KafkaNamespaces: sp.KafkaNamespaces, ApprovalChannels: sp.ApprovalChannels,
+			Approvers: sp.Approvers, Kafka: sp.Kafka})
 	}
 	if rc, err := rest.InClusterConfig(); err == nil {
 		home = rc

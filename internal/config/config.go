@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 )
 
 // Config is the whole configuration of the bot. Field tags give the
@@ -24,7 +26,7 @@ type Config struct {
 	Kubeconfig      string   `envconfig:"KUBECONFIG" desc:"kubeconfig path(s), standard loading rules; in-cluster config when unset inside a pod"`
 	KafkaNamespaces []string `envconfig:"KAFKA_NAMESPACES" desc:"comma list of namespaces the bot may read and repair; empty = all it may read"`
 	KafkaSelector   string   `envconfig:"KAFKA_POD_SELECTOR" default:"" desc:"label selector for Kafka pods; empty = the built-in Bitnami, Strimzi, Confluent and app=kafka selectors"`
-	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
+	ClustersFile    string   `envconfig:"CLUSTERS_FILE" desc:"YAML/JSON file (a mounted ConfigMap) listing the Kubernetes clusters this bot serves (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers, kafka); empty = one cluster, CLUSTER_NAME, from KUBECONFIG or the in-cluster config"`
 	ClusterName     string   `envconfig:"CLUSTER_NAME" default:"kubernetes" desc:"this Kubernetes cluster's name, first in every Slack message header (cluster/namespace/pod)"`
 
 	AlertChannel string `envconfig:"ALERT_CHANNEL" desc:"Slack channel ID for sweep alerts; empty = no alerts"`
@@ -52,6 +54,11 @@ type Config struct {
 	RepairTimeout                  time.Duration `envconfig:"REPAIR_TIMEOUT" default:"10m" desc:"upper bound on waiting for the debug pod and the restarted broker"`
 	RepairSettle                   time.Duration `envconfig:"REPAIR_SETTLE" default:"2m" desc:"how long a recreated broker must stay Ready before a repair is called a success (a crash in that time ends it as crashed again); 0 = success at the first Ready"`
 	RepairWithoutVisibleController bool          `envconfig:"REPAIR_WITHOUT_VISIBLE_CONTROLLER" default:"false" desc:"let repairs proceed (with a warning) when no controller pod of the broker's cluster is visible to the bot; by default the quorum gate refuses"`
+	KafkaBootstrap                 string        `envconfig:"KAFKA_BOOTSTRAP" desc:"Kafka brokers the repair gates ask for Kafka's own view of health (metadata quorum, fenced brokers, ISR), one cluster: entries separated by ';', each namespace[/cluster-label]=host:port[,host:port]; empty = not asked (the thread says the quorum was not checked); with CLUSTERS_FILE use each entry's kafka list instead"`
+	KafkaTLS                       bool          `envconfig:"KAFKA_TLS" default:"false" desc:"use TLS to the KAFKA_BOOTSTRAP brokers (CA from KAFKA_SECRET's ca.crt when present, else the system roots)"`
+	KafkaSASLMechanism             string        `envconfig:"KAFKA_SASL_MECHANISM" desc:"SASL for the KAFKA_BOOTSTRAP brokers: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty = none"`
+	KafkaSecret                    string        `envconfig:"KAFKA_SECRET" desc:"Secret, in each KAFKA_BOOTSTRAP namespace, holding username, password and ca.crt for the Kafka connection; read with the bot's own client"`
+	KafkaCatchUpTimeout            time.Duration `envconfig:"KAFKA_CATCHUP_TIMEOUT" default:"5m" desc:"how long after a repair the bot waits for the broker to be registered, unfenced and caught up as a quorum observer (with KAFKA_BOOTSTRAP or a CLUSTERS_FILE kafka entry)"`
 	LogTailBytes                   int64         `envconfig:"LOG_TAIL_BYTES" default:"262144" desc:"bytes of the previous container's log read per diagnosis"`
 	LogTailLines                   int64         `envconfig:"LOG_TAIL_LINES" default:"2000" desc:"lines of the previous container's log read per diagnosis"`
 	RulesFile                      string        `envconfig:"RULES_FILE" desc:"optional YAML file of site-specific diagnosis rules, added to the built-in ones"`
@@ -164,6 +171,12 @@ func (c *Config) problems() []error {
 		if d.v <= 0 {
 			bad("%s %v: must be positive", d.name, d.v)
 		}
+	}
+	if _, err := c.KafkaAccess(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.KafkaCatchUpTimeout <= 0 {
+		bad("KAFKA_CATCHUP_TIMEOUT %v: must be positive", c.KafkaCatchUpTimeout)
 	}
 	if c.RepairSettle < 0 {
 		bad("REPAIR_SETTLE %v: must not be negative", c.RepairSettle)
@@ -279,6 +292,17 @@ func (c *Config) Secrets() []string {
 		}
 	}
 	return s
+}
+
+// KafkaAccess returns the single-cluster Kafka connections of
+// KAFKA_BOOTSTRAP (with KAFKA_TLS, KAFKA_SASL_MECHANISM and KAFKA_SECRET);
+// none when it is unset.
+func (c *Config) KafkaAccess() ([]fleet.KafkaAccess, error) {
+	a, err := fleet.ParseKafkaBootstrap(c.KafkaBootstrap, c.KafkaTLS, c.KafkaSASLMechanism, c.KafkaSecret)
+	if err != nil {
+		return nil, fmt.Errorf("KAFKA_BOOTSTRAP: %w", err)
+	}
+	return a, nil
 }
 
 // ParseLevel maps LOG_LEVEL to a slog level.

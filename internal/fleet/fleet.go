@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -49,6 +50,11 @@ type Spec struct {
 	// a production cluster can be limited to a few people. Omitted means
 	// APPROVERS.
 	Approvers []string `json:"approvers,omitempty" yaml:"approvers,omitempty"`
+
+	// Kafka lists how to reach this cluster's Kafka clusters over the
+	// Kafka protocol, for the repair gates (see KafkaAccess); empty = the
+	// gates do not ask Kafka.
+	Kafka []KafkaAccess `json:"kafka,omitempty" yaml:"kafka,omitempty"`
 }
 
 // File is the whole CLUSTERS_FILE.
@@ -165,6 +171,9 @@ func Parse(data []byte) ([]Spec, error) {
 			}
 			users[u] = true
 		}
+		if err := ValidateKafka(s.Kafka); err != nil {
+			bad("kafka", "%v", err)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, invalid(problems)
@@ -223,7 +232,7 @@ func checkShape(root *yaml.Node) []string {
 // checkEntry checks one cluster entry's shape.
 func checkEntry(i int, entry *yaml.Node) []string {
 	if entry.Kind != yaml.MappingNode {
-		return []string{fmt.Sprintf("line %d: clusters[%d]: want a cluster (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers), got %s", entry.Line, i, shape(entry))}
+		return []string{fmt.Sprintf("line %d: clusters[%d]: want a cluster (name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers, kafka), got %s", entry.Line, i, shape(entry))}
 	}
 	name := ""
 	for k := 0; k+1 < len(entry.Content); k += 2 {
@@ -237,8 +246,23 @@ func checkEntry(i int, entry *yaml.Node) []string {
 		at := fmt.Sprintf("line %d: clusters[%d] (%s): %s", key.Line, i, name, key.Value)
 		isList, known := specFields[key.Value]
 		switch {
+		case key.Value == "kafka":
+			// A list of mappings (KafkaAccess): their field names here, their
+			// values when decoded (ValidateKafka).
+			if val.Tag != "!!null" && val.Kind != yaml.SequenceNode {
+				problems = append(problems, fmt.Sprintf("%s: want a list of Kafka access entries (`- namespace: ...`), got %s", at, shape(val)))
+				break
+			}
+			for j, item := range val.Content {
+				problems = append(problems, checkFields(fmt.Sprintf("%s[%d]", at, j), item, kafkaFields)...)
+				for f := 0; f+1 < len(item.Content); f += 2 {
+					if item.Content[f].Value == "secret" {
+						problems = append(problems, checkFields(fmt.Sprintf("%s[%d].secret", at, j), item.Content[f+1], secretFields)...)
+					}
+				}
+			}
 		case !known:
-			problems = append(problems, fmt.Sprintf("%s: unknown field%s (fields: name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers)", at, caseHint(key.Value)))
+			problems = append(problems, fmt.Sprintf("%s: unknown field%s (fields: name, kubeconfig, context, kafkaNamespaces, approvalChannels, approvers, kafka)", at, caseHint(key.Value)))
 		case val.Tag == "!!null":
 		case !isList && val.Kind != yaml.ScalarNode:
 			problems = append(problems, fmt.Sprintf("%s: want text, got %s", at, shape(val)))
@@ -250,6 +274,27 @@ func checkEntry(i int, entry *yaml.Node) []string {
 					problems = append(problems, fmt.Sprintf("%s[%d]: want text, got %s", at, j, shape(item)))
 				}
 			}
+		}
+	}
+	return problems
+}
+
+// kafkaFields and secretFields are the fields of a kafka entry and of its
+// secret (KafkaAccess, SecretKeys).
+var (
+	kafkaFields  = []string{"namespace", "cluster", "bootstrap", "tls", "serverName", "saslMechanism", "secret"}
+	secretFields = []string{"name", "usernameKey", "passwordKey", "caKey"}
+)
+
+// checkFields checks that node is a mapping whose keys are all in fields.
+func checkFields(at string, node *yaml.Node, fields []string) []string {
+	if node.Kind != yaml.MappingNode {
+		return []string{fmt.Sprintf("%s: want a mapping (%s), got %s", at, strings.Join(fields, ", "), shape(node))}
+	}
+	var problems []string
+	for k := 0; k+1 < len(node.Content); k += 2 {
+		if name := node.Content[k].Value; !slices.Contains(fields, name) {
+			problems = append(problems, fmt.Sprintf("%s: unknown field %q (fields: %s)", at, name, strings.Join(fields, ", ")))
 		}
 	}
 	return problems

@@ -100,6 +100,7 @@ var gates = []gate{
 	{GateNoRepair, checkNoRepair},
 	{GatePeersHealthy, checkPeers},
 	{GateQuorumHealthy, checkQuorum},
+	{GateKafkaHealth, checkKafkaHealth},
 }
 
 // checkGates runs every gate in order and returns the first refusal.
@@ -317,6 +318,12 @@ type GateOptions struct {
 	// warning, when the bot sees no controller pod of the cluster
 	// (REPAIR_WITHOUT_VISIBLE_CONTROLLER). By default it refuses.
 	AllowNoVisibleController bool
+	// Kafka asks Kafka itself before the move and after the restart (see
+	// gate_kafka.go); nil = not asked, and the thread says so.
+	Kafka KafkaHealth
+	// KafkaCatchUpTimeout bounds the post-repair wait for Kafka to see the
+	// broker back (KAFKA_CATCHUP_TIMEOUT).
+	KafkaCatchUpTimeout time.Duration
 }
 
 // SettingNoVisibleController is the setting that lets a repair proceed

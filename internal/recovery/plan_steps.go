@@ -829,6 +829,7 @@ func (run *repairRun) waitBrokerStep() Step {
 			} else if settled != nil {
 				return run.crashAgain(ctx, settled)
 			}
+			run.waitKafkaRecovered(ctx)
 			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
 			if err != nil {
 				run.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}

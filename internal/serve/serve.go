@@ -51,6 +51,11 @@ type Cluster struct {
 	ApprovalChannels []string
 	// Approvers, when set, replace APPROVERS for this cluster's repairs.
 	Approvers []string
+
+	// Kafka are its Kafka clusters' bootstrap addresses for the repair
+	// gates (CLUSTERS_FILE's kafka list, or KAFKA_BOOTSTRAP); empty = the
+	// gates do not ask Kafka.
+	Kafka []fleet.KafkaAccess
 }
 
 // Options build a Server.
@@ -225,7 +230,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			DryRun:      cfg.DryRun,
 			Identity:    opts.Identity,
 			Logger:      clog,
-			Gates:       recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController},
+			Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController,
+				Kafka: kafkaGate(c.Kafka, cs), KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
