@@ -13,8 +13,8 @@
 #
 # Shell: POSIX sh (busybox ash, dash, bash). Tools: find, stat, readlink,
 # mkdir, mv, date, tr, od, awk, sleep (busybox applets or
-# coreutils/findutils/mawk/gawk); python3 or python when the image has one
-# (Kafka's lock, see kafka_running).
+# coreutils/findutils/mawk/gawk); python3 or python, or else java and
+# base64, when the image has them (Kafka's lock, see kafka_running).
 #
 # Inputs, environment only, validated by the bot and re-checked below:
 #   KB_ACTION         move-metadata-log | move-foreign-dir | move-checkpoint-file | move-index-files
@@ -695,15 +695,79 @@ fi
 # date +%s with the deadline. An expired go (the kubelet refreshed the file
 # late, the broker's back-off may be over) is not a refusal: the script
 # waits, within the same KB_GO_WAIT, for a newer go with a later deadline.
+# kafka_lock_java LOCKFILE: prints free, held, or "unknown: <why>". It runs
+# KafkabotLockProbe (internal/recovery/lockprobe), which asks for a shared
+# fcntl lock on LOCKFILE without waiting and releases it at once, exiting
+# 0 (free), 3 (held) or else (cannot tell). It is carried compiled (Java 8
+# bytecode, base64) since JRE-only images have no compiler. The class goes
+# to a fresh directory on the runtime's /dev/shm tmpfs (writable under a
+# read-only root filesystem; $TMPDIR or /tmp when not), never to the broker's
+# volume; the probe removes it once loaded. The JVM is kept small for the pod's 64Mi
+# (about 35 MB resident, under a second) and leaves nothing behind: no
+# hsperfdata, no error file (-XX:ErrorFile=/dev/null), the image's JVM option
+# variables (agents, ports) cleared.
+kafka_lock_java() {
+	klj_java=''
+	set +f # the JVM locations below are patterns
+	for klj_c in "$(command -v java 2>/dev/null)" "${JAVA_HOME:+$JAVA_HOME/bin/java}" /opt/bitnami/java/bin/java \
+		/opt/java/openjdk/bin/java /usr/lib/jvm/*/bin/java /usr/lib/jvm/*/jre/bin/java /usr/local/openjdk-*/bin/java; do
+		if [ -n "$klj_c" ] && [ -f "$klj_c" ] && [ -x "$klj_c" ]; then
+			klj_java=$klj_c
+			break
+		fi
+	done
+	set -f
+	[ -n "$klj_java" ] || {
+		printf '%s' 'unknown: no java in this image'
+		return 0
+	}
+	command -v base64 >/dev/null 2>&1 || {
+		printf '%s' 'unknown: no base64 to unpack the probe'
+		return 0
+	}
+	klj_dir=''
+	for klj_t in /dev/shm "${TMPDIR:-/tmp}"; do
+		klj_dir=$(mktemp -d "$klj_t/kafkabot-lock.XXXXXX" 2>/dev/null) && break
+		klj_dir=''
+	done
+	[ -n "$klj_dir" ] || {
+		printf '%s' 'unknown: no writable /dev/shm or temporary directory for the probe'
+		return 0
+	}
+	if ! printf '%s' "$KAFKABOT_LOCK_PROBE_CLASS" | base64 -d >"$klj_dir/KafkabotLockProbe.class" 2>/dev/null; then
+		printf '%s' "unknown: could not write the probe to $klj_dir (left there, not on the broker's volume)"
+		return 0
+	fi
+	klj_err=$(JAVA_TOOL_OPTIONS='' JDK_JAVA_OPTIONS='' _JAVA_OPTIONS='' "$klj_java" -XX:+IgnoreUnrecognizedVMOptions \
+		-Xmx16m -Xms4m -Xss256k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=8m \
+		-Xshare:auto -XX:-UsePerfData -XX:ErrorFile=/dev/null \
+		-cp "$klj_dir" KafkabotLockProbe "$1" 2>&1 >/dev/null)
+	klj_rc=$?
+	# The probe removes its class and this directory once loaded (this script
+	# deletes nothing); a JVM that did not start leaves them, on the tmpfs.
+	[ ! -e "$klj_dir" ] || say "the lock probe's $klj_dir was left behind (not on the broker's volume)" >&2
+	case $klj_rc in
+	0) printf '%s' free ;;
+	3) printf '%s' held ;;
+	*) printf '%s' "unknown: $klj_java exited $klj_rc: $(printf '%s' "$klj_err" | tr '\n' ' ')" ;;
+	esac
+	return 0
+}
+# The probe's class file, generated from lockprobe/KafkabotLockProbe.java
+# (go test ./internal/recovery -run TestLockProbeClass -update-lockprobe).
+KAFKABOT_LOCK_PROBE_CLASS=yv66vgAAADQAjwoAAgADBwAEDAAFAAYBABBqYXZhL2xhbmcvT2JqZWN0AQAGPGluaXQ+AQADKClWCgAIAAkHAAoMAAsABgEAEUthZmthYm90TG9ja1Byb2JlAQAKcmVtb3ZlU2VsZgkADQAOBwAPDAAQABEBABBqYXZhL2xhbmcvU3lzdGVtAQADZXJyAQAVTGphdmEvaW8vUHJpbnRTdHJlYW07CAATAQAkdXNhZ2U6IEthZmthYm90TG9ja1Byb2JlIDxsb2NrIGZpbGU+CgAVABYHABcMABgAGQEAE2phdmEvaW8vUHJpbnRTdHJlYW0BAAdwcmludGxuAQAVKExqYXZhL2xhbmcvU3RyaW5nOylWCgANABsMABwAHQEABGV4aXQBAAQoSSlWBwAfAQAQamF2YS9sYW5nL1N0cmluZwoAIQAiBwAjDAAkACUBABNqYXZhL25pby9maWxlL1BhdGhzAQADZ2V0AQA7KExqYXZhL2xhbmcvU3RyaW5nO1tMamF2YS9sYW5nL1N0cmluZzspTGphdmEvbmlvL2ZpbGUvUGF0aDsHACcBABhqYXZhL25pby9maWxlL09wZW5PcHRpb24JACkAKgcAKwwALAAtAQAgamF2YS9uaW8vZmlsZS9TdGFuZGFyZE9wZW5PcHRpb24BAARSRUFEAQAiTGphdmEvbmlvL2ZpbGUvU3RhbmRhcmRPcGVuT3B0aW9uOwoALwAwBwAxDAAyADMBAB1qYXZhL25pby9jaGFubmVscy9GaWxlQ2hhbm5lbAEABG9wZW4BAFAoTGphdmEvbmlvL2ZpbGUvUGF0aDtbTGphdmEvbmlvL2ZpbGUvT3Blbk9wdGlvbjspTGphdmEvbmlvL2NoYW5uZWxzL0ZpbGVDaGFubmVsOwcANQEADmphdmEvbGFuZy9Mb25nBX//////////CgAvADkMADoAOwEAB3RyeUxvY2sBACEoSkpaKUxqYXZhL25pby9jaGFubmVscy9GaWxlTG9jazsKAD0APgcAPwwAQAAGAQAaamF2YS9uaW8vY2hhbm5lbHMvRmlsZUxvY2sBAAdyZWxlYXNlCgAvAEIMAEMABgEABWNsb3NlBwBFAQATamF2YS9sYW5nL1Rocm93YWJsZQoARABHDABIAEkBAA1hZGRTdXBwcmVzc2VkAQAYKExqYXZhL2xhbmcvVGhyb3dhYmxlOylWCgAVAEsMABgATAEAFShMamF2YS9sYW5nL09iamVjdDspVgoATgBPBwBQDABRAFIBAA9qYXZhL2xhbmcvQ2xhc3MBABNnZXRQcm90ZWN0aW9uRG9tYWluAQAiKClMamF2YS9zZWN1cml0eS9Qcm90ZWN0aW9uRG9tYWluOwoAVABVBwBWDABXAFgBAB5qYXZhL3NlY3VyaXR5L1Byb3RlY3Rpb25Eb21haW4BAA1nZXRDb2RlU291cmNlAQAcKClMamF2YS9zZWN1cml0eS9Db2RlU291cmNlOwoAWgBbBwBcDABdAF4BABhqYXZhL3NlY3VyaXR5L0NvZGVTb3VyY2UBAAtnZXRMb2NhdGlvbgEAECgpTGphdmEvbmV0L1VSTDsKAGAAYQcAYgwAYwBkAQAMamF2YS9uZXQvVVJMAQAFdG9VUkkBABAoKUxqYXZhL25ldC9VUkk7CgAhAGYMACQAZwEAJChMamF2YS9uZXQvVVJJOylMamF2YS9uaW8vZmlsZS9QYXRoOwgAaQEAF0thZmthYm90TG9ja1Byb2JlLmNsYXNzCwBrAGwHAG0MAG4AbwEAEmphdmEvbmlvL2ZpbGUvUGF0aAEAB3Jlc29sdmUBACgoTGphdmEvbGFuZy9TdHJpbmc7KUxqYXZhL25pby9maWxlL1BhdGg7CgBxAHIHAHMMAHQAdQEAE2phdmEvbmlvL2ZpbGUvRmlsZXMBAA5kZWxldGVJZkV4aXN0cwEAFyhMamF2YS9uaW8vZmlsZS9QYXRoOylaBwB3AQAXamF2YS9sYW5nL1N0cmluZ0J1aWxkZXIKAHYAAwgAegEAJGNvdWxkIG5vdCByZW1vdmUgdGhlIHByb2JlJ3MgY2xhc3M6IAoAdgB8DAB9AH4BAAZhcHBlbmQBAC0oTGphdmEvbGFuZy9TdHJpbmc7KUxqYXZhL2xhbmcvU3RyaW5nQnVpbGRlcjsKAHYAgAwAfQCBAQAtKExqYXZhL2xhbmcvT2JqZWN0OylMamF2YS9sYW5nL1N0cmluZ0J1aWxkZXI7CgB2AIMMAIQAhQEACHRvU3RyaW5nAQAUKClMamF2YS9sYW5nL1N0cmluZzsBAARDb2RlAQAPTGluZU51bWJlclRhYmxlAQAEbWFpbgEAFihbTGphdmEvbGFuZy9TdHJpbmc7KVYBAA1TdGFja01hcFRhYmxlBwCMAQATW0xqYXZhL2xhbmcvU3RyaW5nOwEAClNvdXJjZUZpbGUBABZLYWZrYWJvdExvY2tQcm9iZS5qYXZhADEACAACAAAAAAADAAEABQAGAAEAhgAAAB0AAQABAAAABSq3AAGxAAAAAQCHAAAABgABAAAAFwAJAIgAiQABAIYAAAFQAAYABQAAAHm4AAcqvgSfAA+yAAwSErYAFAW4ABoqAzIDvQAeuAAgBL0AJlkDsgAoU7gALk0sCRQANgS2ADhOLccACAY8pwAJLbYAPAM8LMYAICy2AEGnABlOLMYAEiy2AEGnAAs6BC0ZBLYARi2/pwANTbIADCy2AEoFPBu4ABqxAAMALQBGAFEARABWAFoAXQBEABUAZwBqAEQAAgCHAAAASgASAAAAGQADABoACQAbABEAHAAVAB8ALQAgADcAIQA7ACIAQAAkAEQAJQBGACcAUQAfAGcAKgBqACcAawAoAHIAKQB0ACsAeAAsAIoAAABdAAkV/gAqAAcALwcAPf8ABQADBwCLAQcALwAA/wAKAAMHAIsABwAvAAEHAET/AAsABAcAiwAHAC8HAEQAAQcARAf/AAEAAgcAiwEAAP8AAgABBwCLAAEHAET8AAkBAAoACwAGAAEAhgAAAIYAAwABAAAAQRIItgBNtgBTtgBZtgBfuABlSyoSaLkAagIAuABwVyq4AHBXpwAdS7IADLsAdlm3AHgSebYAeyq2AH+2AIK2ABSxAAEAAAAjACYARAACAIcAAAAeAAcAAAAxABIAMgAeADMAIwA2ACYANAAnADUAQAA3AIoAAAAHAAJmBwBEGQABAI0AAAACAI4=
+
 # kafka_running: whether a Kafka process holds this log dir. Kafka takes an
 # exclusive POSIX (fcntl) lock on <log dir>/.lock for as long as it runs and
 # exits when it cannot. That lock is invisible from another pod's PID
 # namespace (/proc/locks hides it) and flock(1) does not see it (flock and
 # fcntl locks are separate), so the script asks for a shared fcntl lock on
 # the same file, which a running Kafka's exclusive lock denies, and releases
-# it at once. Images without python (no shell tool takes fcntl locks) fall
-# back to watching the metadata log, which a running KRaft node appends to
-# every half second, for a second. Prints what it found when Kafka runs.
+# it at once: with python when the image has it, else with the JVM every
+# Kafka image has (kafka_lock_java). When neither can tell (no shell tool
+# takes fcntl locks), it falls back to watching the metadata log, which a
+# running KRaft node appends to every half second, for a second. Prints
+# what it found when Kafka runs.
 kafka_running() {
 	kr_lock=$LOGDIR/.lock
 	[ -e "$kr_lock" ] || return 1 # Kafka creates it when it starts
@@ -730,13 +794,23 @@ print("free")' "$kr_lock" 2>&1) || kr_out="error: $kr_out"
 			;;
 		esac
 	done
+	kr_java=$(kafka_lock_java "$kr_lock")
+	case $kr_java in
+	free) return 1 ;;
+	held)
+		printf '%s' "another process (Kafka) holds the lock on $kr_lock (java probe)"
+		return 0
+		;;
+	esac
+	# To the log (stderr: stdout is this function's answer).
+	say "java could not test the lock on $kr_lock (${kr_java#unknown: }): watching the metadata log instead" >&2
 	kr_md=$LOGDIR/__cluster_metadata-0
 	[ -d "$kr_md" ] || kr_md=$LOGDIR
 	kr_before=$(find "$kr_md" "$LOGDIR/.lock" -maxdepth 1 -type f -exec stat -c '%n %s %y' {} +) || kr_before=unreadable
 	sleep 1
 	kr_after=$(find "$kr_md" "$LOGDIR/.lock" -maxdepth 1 -type f -exec stat -c '%n %s %y' {} +) || kr_after=unreadable
 	if [ "$kr_before" != "$kr_after" ] || [ "$kr_before" = unreadable ]; then
-		printf '%s' "files in $kr_md changed within 1s (no python in this image to test the lock on $kr_lock)"
+		printf '%s' "files in $kr_md changed within 1s (neither python nor java could test the lock on $kr_lock)"
 		return 0
 	fi
 	return 1

@@ -311,7 +311,8 @@ func TestContainment6_AnotherMountOfTheFilesystemRefuses(t *testing.T) {
 // process holds that lock, as a JVM's FileChannel.tryLock does (checked
 // against a real Kafka 4.4.0 broker: flock(1) does not see that lock, a
 // shared fcntl lock is denied), and the script, with python3 in the image,
-// refuses. Without python (busybox alone has no tool for fcntl locks) it
+// refuses. Without python, and with a java that cannot tell (see
+// TestContainment6_JavaProbeSeesARealKafkasLock for one that can), it
 // watches the metadata log for a second instead: a running KRaft node
 // appends to it every half second. Before the fix the script moved under a
 // running Kafka.
@@ -352,7 +353,18 @@ func TestContainment6_KafkasLockStopsTheMove(t *testing.T) {
 				}()
 				t.Cleanup(func() { close(stop); <-done })
 			}
-			run, m, _ := toolRun(t, r, layout, nil, testGoFresh, nil)
+			var tools map[string]string
+			if !hasPython {
+				// A JVM that cannot start: the probe cannot tell, and its
+				// class stays where the script wrote it (removed below).
+				tools = map[string]string{"java": "echo 'Error occurred during initialization of VM' >&2; exit 1"}
+				before := probeLeftovers(t)
+				t.Cleanup(func() { removeNewProbeLeftovers(t, before) })
+			}
+			run, m, _ := toolRun(t, r, layout, nil, testGoFresh, tools)
+			if !hasPython && (!strings.Contains(run.output, "java could not test the lock") || !strings.Contains(run.output, "was left behind")) {
+				t.Errorf("the script did not say that java could not test the lock and left its probe:\n%s", run.output)
+			}
 			if run.exit != 2 || run.result.Status != StatusRefused || run.result.Reason != ReasonKafkaRunning {
 				t.Errorf("exit %d status=%s reason=%s, want refused kafka-running", run.exit, run.result.Status, run.result.Reason)
 			}
