@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 )
 
@@ -353,7 +354,7 @@ func (pw *podWatch) debugPods(broker string) []podRecord {
 	defer pw.mu.Unlock()
 	var out []podRecord
 	for _, r := range pw.pods {
-		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot && strings.HasPrefix(r.pod.Name, "kafkabot-repair-"+broker+"-") {
+		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot && r.pod.Name == recovery.DebugPodName(broker) {
 			out = append(out, *r)
 		}
 	}
