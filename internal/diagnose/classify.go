@@ -44,15 +44,17 @@ var extraOSCauses = []struct{ text, class, why string }{
 	{"IOException: Not supported", "unsupported-filesystem", "ENOTSUP as FileChannel.tryLock reports it"},
 }
 
-// exceptionFrameClasses map an exception type thrown under a Kafka frame
-// (or logged by a Kafka class) to a class, for origins the catalogue's
-// mapping leaves open. Each entry says why.
-var exceptionFrameClasses = []struct {
+// exceptionFrameClass maps an exception type thrown under a Kafka frame
+// (or logged by a Kafka class) to a class, and says why.
+type exceptionFrameClass struct {
 	exception string // simple class name; "" for any
 	frame     string // prefix of a Kafka frame or logger
 	class     string
 	why       string
-}{
+}
+
+// exceptionFrameClasses are the origins the catalogue's mapping leaves open.
+var exceptionFrameClasses = append([]exceptionFrameClass{
 	// kafka.Kafka.getPropsFromArgs reads the properties file named on the
 	// command line (Utils.loadProps): any exception there is that file.
 	{"", "kafka.Kafka$.getPropsFromArgs", "config-error", "kafka.Kafka reads the properties file given as its argument"},
@@ -63,14 +65,32 @@ var exceptionFrameClasses = []struct {
 	{"AuthorizerNotReadyException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "org.apache.kafka.raft", "kraft-controller-authz-denied", "the raft client was refused by a voter's authorizer"},
-	// RemoteLogManager loads and configures the tiered-storage plugins at
-	// start: an exception under these methods is the plugins' class names
-	// or configuration (its runtime copy and fetch errors are not).
-	{"", "kafka.log.remote.RemoteLogManager.createRemoteStorageManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteStorageManager class"},
-	{"", "kafka.log.remote.RemoteLogManager.createRemoteLogMetadataManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteLogMetadataManager class"},
-	{"", "kafka.log.remote.RemoteLogManager.configureRSM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteStorageManager plugin"},
-	{"", "kafka.log.remote.RemoteLogManager.configureRLMM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteLogMetadataManager plugin"},
-	{"", "kafka.log.remote.RemoteLogManager.startup", "tiered-storage-config-error", "RemoteLogManager starts the tiered-storage plugins"},
+}, remoteLogManagerOrigins()...)
+
+// remoteLogManagerOrigins: RemoteLogManager loads and configures the
+// tiered-storage plugins at start, so an exception under these methods is
+// the plugins' class names or configuration (its runtime copy and fetch
+// errors are not). The class is kafka.log.remote.RemoteLogManager up to
+// 4.0 and org.apache.kafka.server.log.remote.storage.RemoteLogManager
+// after (the fault lab's 4.4.0 recording); createDelegate, which loads a
+// plugin class by its configured name for both factories, comes first in
+// the chain, so the top three Kafka frames may not reach the factory.
+func remoteLogManagerOrigins() []exceptionFrameClass {
+	methods := []struct{ name, why string }{
+		{"createRemoteStorageManager", "RemoteLogManager instantiates the configured RemoteStorageManager class"},
+		{"createRemoteLogMetadataManager", "RemoteLogManager instantiates the configured RemoteLogMetadataManager class"},
+		{"createDelegate", "RemoteLogManager loads the configured plugin class by name"},
+		{"configureRSM", "RemoteLogManager configures the RemoteStorageManager plugin"},
+		{"configureRLMM", "RemoteLogManager configures the RemoteLogMetadataManager plugin"},
+		{"startup", "RemoteLogManager starts the tiered-storage plugins"},
+	}
+	var out []exceptionFrameClass
+	for _, pkg := range []string{"kafka.log.remote.", "org.apache.kafka.server.log.remote.storage."} {
+		for _, m := range methods {
+			out = append(out, exceptionFrameClass{"", pkg + "RemoteLogManager." + m.name, "tiered-storage-config-error", m.why})
+		}
+	}
+	return out
 }
 
 var (
@@ -115,6 +135,40 @@ func frameClass(frame string) string {
 		return frame[:i]
 	}
 	return frame
+}
+
+// classifyCrash names the class of a crash: that of the event its chain
+// explains (crash.cause), else, when that event's chain names none, that of
+// the nearest earlier fatal event of the run with a chain. A startup
+// failure is often followed by fatal events that are its consequences and
+// say nothing of it: on 3.7.2, BrokerServer's "Fatal error during broker
+// startup" (the real cause) is followed by "Fatal error during broker
+// shutdown" and "Exiting Kafka" quoting a NullPointerException of the
+// aborted shutdown itself (BrokerServer.shutdown with no lifecycleManager
+// yet), which no origin maps to a class.
+func classifyCrash(c *crashReading) structuralClass {
+	cause := c.cause()
+	if cls := classifyEvent(cause); cls.class != "" {
+		return cls
+	}
+	for i := len(c.events) - 1; i >= 0; i-- {
+		ev := &c.events[i]
+		if len(ev.chain) == 0 || ev.line == cause.lineOrZero() {
+			continue
+		}
+		if cls := classifyEvent(ev); cls.class != "" {
+			return cls
+		}
+	}
+	return structuralClass{}
+}
+
+// lineOrZero is the event's line number (0 for no event).
+func (ev *terminalEvent) lineOrZero() int {
+	if ev == nil {
+		return 0
+	}
+	return ev.line
 }
 
 // classifyEvent names the class of an event's root cause, or "".
