@@ -93,6 +93,36 @@ func remoteLogManagerOrigins() []exceptionFrameClass {
 	return out
 }
 
+// jdkOriginClasses map a JDK class in an exception's frames to the class
+// of what it reads, for failures whose chain holds no Kafka frame (the JDK
+// throws while Kafka's own frames are below the part a log shows). Each
+// entry says why.
+var jdkOriginClasses = []struct {
+	frame, class, why string
+}{
+	// The JDK's JAAS login configuration (java.security.auth.login.config,
+	// which Kafka's JaasContext asks for) is parsed by ConfigFile: a missing
+	// or unreadable file, or a syntax error in it, is thrown from there.
+	{"sun.security.provider.ConfigFile", "sasl-config-error", "the JDK reads the JAAS login configuration file (java.security.auth.login.config)"},
+	{"javax.security.auth.login.Configuration", "sasl-config-error", "the JDK loads the JAAS login configuration"},
+}
+
+// jdkOriginFrame returns the class and method of a stack frame line when
+// its class is one of jdkOriginClasses, else "".
+func jdkOriginFrame(line string) string {
+	f := strings.TrimPrefix(strings.TrimLeft(line, " \t"), "at ")
+	if i := strings.IndexByte(f, '/'); i >= 0 && i < strings.IndexByte(f, '(') {
+		f = f[i+1:] // "java.base/sun.security..." (module prefix)
+	}
+	f, _, _ = strings.Cut(f, "(")
+	for _, o := range jdkOriginClasses {
+		if strings.HasPrefix(f, o.frame) {
+			return f
+		}
+	}
+	return ""
+}
+
 var (
 	catalogOnce sync.Once
 	kafkaCat    *catalog.Catalog
@@ -235,6 +265,13 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 				if strings.HasPrefix(th, e.frame) {
 					return found(e.class, "exception "+exceptionClass(ev.chain[i])+" under "+th+": "+e.why)
 				}
+			}
+		}
+	}
+	if ev.jdkOrigin != "" {
+		for _, o := range jdkOriginClasses {
+			if strings.HasPrefix(ev.jdkOrigin, o.frame) {
+				return found(o.class, "exception "+exceptionClass(ev.chain[0])+" under "+ev.jdkOrigin+": "+o.why)
 			}
 		}
 	}

@@ -47,6 +47,15 @@ func TestClassesFromOriginNotPath(t *testing.T) {
 				"org.apache.kafka.common.errors.CorruptRecordException: Record is corrupt (stored crc = 1, computed crc = 2)\n" +
 				"[2025-01-01 00:00:00,100] WARN [LogLoader partition=orders-0, dir=/var/lib/kafka/data] Corruption found in segment 0, truncating to offset 739 (kafka.log.LogLoader)\n",
 			"corrupt-log-segment"},
+		{"the JVM cannot reserve its heap: the reason is the line after 'Error occurred during initialization of VM'",
+			"Error occurred during initialization of VM\nCould not reserve enough space for 2097152KB object heap\n",
+			"jvm-native-memory-insufficient"},
+		{"the JAAS file named by java.security.auth.login.config is missing (the JDK's ConfigFile throws, no Kafka frame shown)",
+			"[2025-01-01 00:00:00,000] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n" +
+				"java.lang.SecurityException: java.io.IOException: /etc/kafka/kafka_server_jaas.conf (No such file or directory)\n" +
+				"\tat java.base/sun.security.provider.ConfigFile$Spi.<init>(ConfigFile.java:139)\n" +
+				"\tat java.base/sun.security.provider.ConfigFile.<init>(ConfigFile.java:104)\n",
+			"sasl-config-error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
