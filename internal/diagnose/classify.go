@@ -17,8 +17,11 @@ import (
 //     EIO, ENOMEM, EMFILE, "Map failed", bind errors...): the volume is full
 //     whatever Kafka was writing when it noticed;
 //  2. the catalogue (internal/diagnose/catalog): the template each exception
-//     line of the chain, root cause first, then the event's own message, was
-//     printed from, and that template's class;
+//     line of the chain, root cause first, was printed from, and that
+//     template's class; then a named exception type under the Kafka frame
+//     that threw it (exceptionFrameClasses entries with an exception), which
+//     says more than the wrapping record's message; then the template of the
+//     event's own message;
 //  3. the catalogue's mapping of an exception class and its thrower (a
 //     Kafka frame of the chain, or the record's logger) to a class;
 //  4. exceptionFrameClasses below: an exception type with the top Kafka
@@ -65,6 +68,12 @@ var exceptionFrameClasses = append([]exceptionFrameClass{
 	{"AuthorizerNotReadyException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "org.apache.kafka.raft", "kraft-controller-authz-denied", "the raft client was refused by a voter's authorizer"},
+	// The offset checkpoint files' parser (recovery-point, replication-
+	// offset, log-start-offset): a NumberFormatException there is a
+	// malformed line the "Malformed line" check did not catch (a number
+	// field with garbage in it). Scala up to 3.9, storage's Java after.
+	{"NumberFormatException", "kafka.server.checkpoints.", "corrupt-checkpoint-file", "the offset checkpoint file's parser read a malformed number"},
+	{"NumberFormatException", "org.apache.kafka.storage.internals.checkpoint.", "corrupt-checkpoint-file", "the offset checkpoint file's parser read a malformed number"},
 }, remoteLogManagerOrigins()...)
 
 // remoteLogManagerOrigins: RemoteLogManager loads and configures the
@@ -232,20 +241,44 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 			}
 		}
 	}
-	// 2. The catalogue's templates.
+	// 2. The catalogue's templates, the chain's own lines first.
 	cat := kafkaCatalog()
 	if cat != nil {
-		for _, t := range texts {
+		for _, t := range texts[:len(texts)-1] {
 			if m, ok := cat.Match(t); ok && m.Class != "" {
 				return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
 			}
 		}
 	}
-	// 3 and 4. Exception type with its thrower: a Kafka frame or the logger.
 	throwers := append(make([]string, 0, len(ev.frames)+1), ev.frames...)
 	if logger != "" {
 		throwers = append(throwers, logger)
 	}
+	// A named exception type under the frame that threw it says more than
+	// the wrapping record's own message: "Error applying topics delta" (a
+	// metadata publishing fault) over a NumberFormatException thrown by the
+	// checkpoint parser is the checkpoint, not the metadata log.
+	for _, e := range exceptionFrameClasses {
+		if e.exception == "" {
+			continue
+		}
+		for i := len(ev.chain) - 1; i >= 0; i-- {
+			if simpleExceptionName(exceptionClass(ev.chain[i])) != e.exception {
+				continue
+			}
+			for _, th := range ev.frames {
+				if strings.HasPrefix(th, e.frame) {
+					return found(e.class, "exception "+exceptionClass(ev.chain[i])+" under "+th+": "+e.why)
+				}
+			}
+		}
+	}
+	if cat != nil {
+		if m, ok := cat.Match(texts[len(texts)-1]); ok && m.Class != "" {
+			return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
+		}
+	}
+	// 3 and 4. Exception type with its thrower: a Kafka frame or the logger.
 	for i := len(ev.chain) - 1; i >= 0; i-- {
 		exc := exceptionClass(ev.chain[i])
 		for _, th := range throwers {
@@ -284,8 +317,9 @@ func simpleExceptionName(qualified string) string {
 
 // structuralFinding builds the finding of a class read from the structure
 // of the crash, with the manual remedy of the class's rule (never an
-// automated one: no pattern of the rule matched). ok is false when no rule
-// has the class, or its rule reads a value from the line.
+// automated one: no pattern of the rule matched, so no value of the line
+// names its target). ok is false when no rule has the class, or its rule
+// triages values read from the line.
 func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
 	var rule *compiledRule
 	for _, r := range sc.e.rules {
@@ -293,10 +327,12 @@ func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
 			rule = r
 		}
 	}
-	if rule == nil || rule.Remedy.Automated != nil || rule.Triage != "" {
-		// A class whose remedy depends on a value of the line (the
-		// partition, the directory, the offsets) is named only by its
-		// rule's own patterns, which read that value.
+	if rule == nil || rule.Triage != "" {
+		// A class whose diagnosis depends on values of the line (the
+		// offsets a triage compares) is named only by its rule's own
+		// patterns, which read them. A rule with an automated remedy gives
+		// its manual steps here: the automation needs the target its
+		// patterns read.
 		return Finding{}, false
 	}
 	ev := cls.event

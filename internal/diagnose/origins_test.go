@@ -56,6 +56,12 @@ func TestClassesFromOriginNotPath(t *testing.T) {
 				"\tat java.base/sun.security.provider.ConfigFile$Spi.<init>(ConfigFile.java:139)\n" +
 				"\tat java.base/sun.security.provider.ConfigFile.<init>(ConfigFile.java:104)\n",
 			"sasl-config-error"},
+		{"garbage in an offset checkpoint's number: the checkpoint parser, not the metadata publishing fault that wraps it",
+			"[2025-01-01 00:00:00,000] ERROR Encountered metadata publishing fault: Error applying topics delta in MetadataDelta up to 189 (org.apache.kafka.server.fault.LoggingFaultHandler)\n" +
+				"java.lang.NumberFormatException: For input string: \"12@#\"\n" +
+				"\tat java.base/java.lang.Long.parseLong(Long.java:711)\n" +
+				"\tat org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile$Formatter.fromString(OffsetCheckpointFile.java:88)\n",
+			"corrupt-checkpoint-file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
