@@ -17,8 +17,11 @@ import (
 //     EIO, ENOMEM, EMFILE, "Map failed", bind errors...): the volume is full
 //     whatever Kafka was writing when it noticed;
 //  2. the catalogue (internal/diagnose/catalog): the template each exception
-//     line of the chain, root cause first, then the event's own message, was
-//     printed from, and that template's class;
+//     line of the chain, root cause first, was printed from, and that
+//     template's class; then a named exception type under the Kafka frame
+//     that threw it (exceptionFrameClasses entries with an exception), which
+//     says more than the wrapping record's message; then the template of the
+//     event's own message;
 //  3. the catalogue's mapping of an exception class and its thrower (a
 //     Kafka frame of the chain, or the record's logger) to a class;
 //  4. exceptionFrameClasses below: an exception type with the top Kafka
@@ -44,15 +47,17 @@ var extraOSCauses = []struct{ text, class, why string }{
 	{"IOException: Not supported", "unsupported-filesystem", "ENOTSUP as FileChannel.tryLock reports it"},
 }
 
-// exceptionFrameClasses map an exception type thrown under a Kafka frame
-// (or logged by a Kafka class) to a class, for origins the catalogue's
-// mapping leaves open. Each entry says why.
-var exceptionFrameClasses = []struct {
+// exceptionFrameClass maps an exception type thrown under a Kafka frame
+// (or logged by a Kafka class) to a class, and says why.
+type exceptionFrameClass struct {
 	exception string // simple class name; "" for any
 	frame     string // prefix of a Kafka frame or logger
 	class     string
 	why       string
-}{
+}
+
+// exceptionFrameClasses are the origins the catalogue's mapping leaves open.
+var exceptionFrameClasses = append([]exceptionFrameClass{
 	// kafka.Kafka.getPropsFromArgs reads the properties file named on the
 	// command line (Utils.loadProps): any exception there is that file.
 	{"", "kafka.Kafka$.getPropsFromArgs", "config-error", "kafka.Kafka reads the properties file given as its argument"},
@@ -63,14 +68,68 @@ var exceptionFrameClasses = []struct {
 	{"AuthorizerNotReadyException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "kafka.server.ControllerApis", "kraft-controller-authz-denied", "the controller's authorizer refused a request on the controller listener"},
 	{"ClusterAuthorizationException", "org.apache.kafka.raft", "kraft-controller-authz-denied", "the raft client was refused by a voter's authorizer"},
-	// RemoteLogManager loads and configures the tiered-storage plugins at
-	// start: an exception under these methods is the plugins' class names
-	// or configuration (its runtime copy and fetch errors are not).
-	{"", "kafka.log.remote.RemoteLogManager.createRemoteStorageManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteStorageManager class"},
-	{"", "kafka.log.remote.RemoteLogManager.createRemoteLogMetadataManager", "tiered-storage-config-error", "RemoteLogManager instantiates the configured RemoteLogMetadataManager class"},
-	{"", "kafka.log.remote.RemoteLogManager.configureRSM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteStorageManager plugin"},
-	{"", "kafka.log.remote.RemoteLogManager.configureRLMM", "tiered-storage-config-error", "RemoteLogManager configures the RemoteLogMetadataManager plugin"},
-	{"", "kafka.log.remote.RemoteLogManager.startup", "tiered-storage-config-error", "RemoteLogManager starts the tiered-storage plugins"},
+	// The offset checkpoint files' parser (recovery-point, replication-
+	// offset, log-start-offset): a NumberFormatException there is a
+	// malformed line the "Malformed line" check did not catch (a number
+	// field with garbage in it). Scala up to 3.9, storage's Java after.
+	{"NumberFormatException", "kafka.server.checkpoints.", "corrupt-checkpoint-file", "the offset checkpoint file's parser read a malformed number"},
+	{"NumberFormatException", "org.apache.kafka.storage.internals.checkpoint.", "corrupt-checkpoint-file", "the offset checkpoint file's parser read a malformed number"},
+}, remoteLogManagerOrigins()...)
+
+// remoteLogManagerOrigins: RemoteLogManager loads and configures the
+// tiered-storage plugins at start, so an exception under these methods is
+// the plugins' class names or configuration (its runtime copy and fetch
+// errors are not). The class is kafka.log.remote.RemoteLogManager up to
+// 4.0 and org.apache.kafka.server.log.remote.storage.RemoteLogManager
+// after (the fault lab's 4.4.0 recording); createDelegate, which loads a
+// plugin class by its configured name for both factories, comes first in
+// the chain, so the top three Kafka frames may not reach the factory.
+func remoteLogManagerOrigins() []exceptionFrameClass {
+	methods := []struct{ name, why string }{
+		{"createRemoteStorageManager", "RemoteLogManager instantiates the configured RemoteStorageManager class"},
+		{"createRemoteLogMetadataManager", "RemoteLogManager instantiates the configured RemoteLogMetadataManager class"},
+		{"createDelegate", "RemoteLogManager loads the configured plugin class by name"},
+		{"configureRSM", "RemoteLogManager configures the RemoteStorageManager plugin"},
+		{"configureRLMM", "RemoteLogManager configures the RemoteLogMetadataManager plugin"},
+		{"startup", "RemoteLogManager starts the tiered-storage plugins"},
+	}
+	var out []exceptionFrameClass
+	for _, pkg := range []string{"kafka.log.remote.", "org.apache.kafka.server.log.remote.storage."} {
+		for _, m := range methods {
+			out = append(out, exceptionFrameClass{"", pkg + "RemoteLogManager." + m.name, "tiered-storage-config-error", m.why})
+		}
+	}
+	return out
+}
+
+// jdkOriginClasses map a JDK class in an exception's frames to the class
+// of what it reads, for failures whose chain holds no Kafka frame (the JDK
+// throws while Kafka's own frames are below the part a log shows). Each
+// entry says why.
+var jdkOriginClasses = []struct {
+	frame, class, why string
+}{
+	// The JDK's JAAS login configuration (java.security.auth.login.config,
+	// which Kafka's JaasContext asks for) is parsed by ConfigFile: a missing
+	// or unreadable file, or a syntax error in it, is thrown from there.
+	{"sun.security.provider.ConfigFile", "sasl-config-error", "the JDK reads the JAAS login configuration file (java.security.auth.login.config)"},
+	{"javax.security.auth.login.Configuration", "sasl-config-error", "the JDK loads the JAAS login configuration"},
+}
+
+// jdkOriginFrame returns the class and method of a stack frame line when
+// its class is one of jdkOriginClasses, else "".
+func jdkOriginFrame(line string) string {
+	f := strings.TrimPrefix(strings.TrimLeft(line, " \t"), "at ")
+	if i := strings.IndexByte(f, '/'); i >= 0 && i < strings.IndexByte(f, '(') {
+		f = f[i+1:] // "java.base/sun.security..." (module prefix)
+	}
+	f, _, _ = strings.Cut(f, "(")
+	for _, o := range jdkOriginClasses {
+		if strings.HasPrefix(f, o.frame) {
+			return f
+		}
+	}
+	return ""
 }
 
 var (
@@ -117,6 +176,40 @@ func frameClass(frame string) string {
 	return frame
 }
 
+// classifyCrash names the class of a crash: that of the event its chain
+// explains (crash.cause), else, when that event's chain names none, that of
+// the nearest earlier fatal event of the run with a chain. A startup
+// failure is often followed by fatal events that are its consequences and
+// say nothing of it: on 3.7.2, BrokerServer's "Fatal error during broker
+// startup" (the real cause) is followed by "Fatal error during broker
+// shutdown" and "Exiting Kafka" quoting a NullPointerException of the
+// aborted shutdown itself (BrokerServer.shutdown with no lifecycleManager
+// yet), which no origin maps to a class.
+func classifyCrash(c *crashReading) structuralClass {
+	cause := c.cause()
+	if cls := classifyEvent(cause); cls.class != "" {
+		return cls
+	}
+	for i := len(c.events) - 1; i >= 0; i-- {
+		ev := &c.events[i]
+		if len(ev.chain) == 0 || ev.line == cause.lineOrZero() {
+			continue
+		}
+		if cls := classifyEvent(ev); cls.class != "" {
+			return cls
+		}
+	}
+	return structuralClass{}
+}
+
+// lineOrZero is the event's line number (0 for no event).
+func (ev *terminalEvent) lineOrZero() int {
+	if ev == nil {
+		return 0
+	}
+	return ev.line
+}
+
 // classifyEvent names the class of an event's root cause, or "".
 func classifyEvent(ev *terminalEvent) structuralClass {
 	if ev == nil {
@@ -148,20 +241,44 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 			}
 		}
 	}
-	// 2. The catalogue's templates.
+	// 2. The catalogue's templates, the chain's own lines first.
 	cat := kafkaCatalog()
 	if cat != nil {
-		for _, t := range texts {
+		for _, t := range texts[:len(texts)-1] {
 			if m, ok := cat.Match(t); ok && m.Class != "" {
 				return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
 			}
 		}
 	}
-	// 3 and 4. Exception type with its thrower: a Kafka frame or the logger.
 	throwers := append(make([]string, 0, len(ev.frames)+1), ev.frames...)
 	if logger != "" {
 		throwers = append(throwers, logger)
 	}
+	// A named exception type under the frame that threw it says more than
+	// the wrapping record's own message: "Error applying topics delta" (a
+	// metadata publishing fault) over a NumberFormatException thrown by the
+	// checkpoint parser is the checkpoint, not the metadata log.
+	for _, e := range exceptionFrameClasses {
+		if e.exception == "" {
+			continue
+		}
+		for i := len(ev.chain) - 1; i >= 0; i-- {
+			if simpleExceptionName(exceptionClass(ev.chain[i])) != e.exception {
+				continue
+			}
+			for _, th := range ev.frames {
+				if strings.HasPrefix(th, e.frame) {
+					return found(e.class, "exception "+exceptionClass(ev.chain[i])+" under "+th+": "+e.why)
+				}
+			}
+		}
+	}
+	if cat != nil {
+		if m, ok := cat.Match(texts[len(texts)-1]); ok && m.Class != "" {
+			return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
+		}
+	}
+	// 3 and 4. Exception type with its thrower: a Kafka frame or the logger.
 	for i := len(ev.chain) - 1; i >= 0; i-- {
 		exc := exceptionClass(ev.chain[i])
 		for _, th := range throwers {
@@ -184,6 +301,13 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 			}
 		}
 	}
+	if ev.jdkOrigin != "" {
+		for _, o := range jdkOriginClasses {
+			if strings.HasPrefix(ev.jdkOrigin, o.frame) {
+				return found(o.class, "exception "+exceptionClass(ev.chain[0])+" under "+ev.jdkOrigin+": "+o.why)
+			}
+		}
+	}
 	return structuralClass{}
 }
 
@@ -193,8 +317,9 @@ func simpleExceptionName(qualified string) string {
 
 // structuralFinding builds the finding of a class read from the structure
 // of the crash, with the manual remedy of the class's rule (never an
-// automated one: no pattern of the rule matched). ok is false when no rule
-// has the class, or its rule reads a value from the line.
+// automated one: no pattern of the rule matched, so no value of the line
+// names its target). ok is false when no rule has the class, or its rule
+// triages values read from the line.
 func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
 	var rule *compiledRule
 	for _, r := range sc.e.rules {
@@ -202,10 +327,12 @@ func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
 			rule = r
 		}
 	}
-	if rule == nil || rule.Remedy.Automated != nil || rule.Triage != "" {
-		// A class whose remedy depends on a value of the line (the
-		// partition, the directory, the offsets) is named only by its
-		// rule's own patterns, which read that value.
+	if rule == nil || rule.Triage != "" {
+		// A class whose diagnosis depends on values of the line (the
+		// offsets a triage compares) is named only by its rule's own
+		// patterns, which read them. A rule with an automated remedy gives
+		// its manual steps here: the automation needs the target its
+		// patterns read.
 		return Finding{}, false
 	}
 	ev := cls.event

@@ -108,6 +108,9 @@ type terminalEvent struct {
 	rootCause string
 	// frames are the first Kafka frames of the chain (at most 3).
 	frames []string
+	// jdkOrigin is the first frame of the chain in a JDK class that names
+	// the component a failure comes from (jdkOriginClasses), "" for none.
+	jdkOrigin string
 }
 
 // crashReading is what the structural reader found at a log's end.
@@ -217,7 +220,10 @@ func isRecordStart(line string) bool {
 	case c == ' ' || c == '\t':
 		return false
 	}
-	if hasAnyPrefix(line, levelWords) || hasAnyPrefix(line, jvmDeathPrefixes) ||
+	// "Could not reserve enough space ..." follows "Error occurred during
+	// initialization of VM" on a line of its own: it is the JVM's reason,
+	// not a wrapped part of the line before.
+	if hasAnyPrefix(line, levelWords) || hasAnyPrefix(line, jvmDeathPrefixes) || strings.HasPrefix(line, jvmDeathAnywhere) ||
 		strings.HasPrefix(line, "===> ") || strings.HasPrefix(line, "Error: ") || strings.HasPrefix(line, "# ") {
 		return true
 	}
@@ -371,6 +377,9 @@ func readEvent(lines []string, nums []int, i int, kind string) (terminalEvent, i
 				if m := kafkaFrame.FindStringSubmatch(l); m != nil {
 					ev.frames = append(ev.frames, m[1])
 				}
+			}
+			if ev.jdkOrigin == "" && strings.Contains(l, "security") {
+				ev.jdkOrigin = jdkOriginFrame(l)
 			}
 		case isExceptionLine(l):
 			ev.chain = append(ev.chain, validUTF8(strings.TrimSpace(l)))

@@ -55,9 +55,11 @@ func (sc *scan) findings(s *Snapshot) []Finding {
 	// The structure of the crash names a class: where no rule explains a
 	// sick pod, or where an operating-system root cause of the chain
 	// contradicts the best rule, that class goes first.
-	if cls := classifyEvent(crash.cause()); cls.class != "" {
+	if cls := classifyCrash(&crash); cls.class != "" {
 		top := len(out) > 0 && severityRank(out[0].f.Severity) >= severityRank(SeverityHigh)
-		quiet := !hasMedium && !sick && cls.event != crash.terminal()
+		// Quiet: the class comes from an error record, not from a fatal
+		// event of the run (those have a kind).
+		quiet := !hasMedium && !sick && cls.event.kind == ""
 		if (!hasMedium && sick) || quiet || (top && cls.osCause && out[0].f.Class != cls.class) {
 			if i := slices.IndexFunc(out, func(r ranked) bool { return r.f.Class == cls.class }); i >= 0 {
 				findings = append(findings, out[i].f)
