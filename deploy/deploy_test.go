@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package deploy_test checks the kustomize base in this folder: it builds,
 // the build is deterministic and matches the checked-in rendering (what
 // `kubectl kustomize deploy/` prints), and the objects follow the safety

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the real Prometheus Alertmanager that the webhook receiver's
 # end-to-end test (test/e2e/alertmanager_test.go) runs, from the version
 # pinned in hack/tools/alertmanager/go.mod (no binary downloads; only Go

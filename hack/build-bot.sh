@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the bot as the container image ships it: a static binary (CGO off),
 # trimmed paths, stripped, version and commit stamped. The Dockerfile runs
 # this same script, and hack/test.sh runs it too so CI checks what the image

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the control plane the real-apiserver tests run against: kube-apiserver
 # and etcd, from the versions pinned in hack/tools/go.mod (no binary downloads;
 # only Go modules, through the module proxy or the local module cache).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the real Helm that the chart tests (deploy/chart*_test.go) run:
 # Helm 3 from hack/tools/helm/go.mod and Helm 4 from hack/tools/helm/v4/go.mod
 # (no binary downloads; only Go modules, through the module proxy or the

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the bot's container image without Docker or a registry: an OCI
 # image-layout tarball (cmd/mkimage, internal/ociimage/botimage, assembled
 # with go-containerregistry), and prints its reference and digest.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Builds the rest of a single-node cluster the real-node tests run on: kubelet,
 # kube-controller-manager, kube-scheduler and kubectl, from the versions pinned
 # in hack/tools/go.mod (the same pins as hack/build-control-plane.sh's

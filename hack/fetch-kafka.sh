@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Fetches real Apache Kafka from Maven Central, at the exact versions pinned in
 # hack/kafka/versions.txt, into the git-ignored .cache/kafka/<version>/:
 #

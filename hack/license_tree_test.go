@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-//go:build licenseheaders
-
 package hack_test
 
 import "testing"
 
 // TestEverySourceFileHasTheLicenseHeader fails when a Go or shell file of
 // the repository (outside testdata/) lacks the license header, naming it.
-//
-// Enabled by the build tag licenseheaders until hack/license-headers.sh has
-// been run over the whole tree once (every branch of this round edits those
-// files): then delete the //go:build line above, and CI keeps every new file
-// headed.
 func TestEverySourceFileHasTheLicenseHeader(t *testing.T) {
 	root := repoRoot(t)
 	if out, ok := runScript(t, root, "--check"); !ok {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # A real single-node Kubernetes cluster for the real-node tests (test/realnode):
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kubelet
 # built from hack/tools' pins (hack/build-node.sh), Debian's containerd, runc

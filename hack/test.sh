@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # The project's test entry point (the README's test command; .ci/run calls it):
 #
 #   bash hack/test.sh [extra go test flags...]

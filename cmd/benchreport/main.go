@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command benchreport measures what a user feels and what the cluster pays
 // for the bot, in one process: ack latency under a slow API server, API
 // cost per diagnosis, sweep cost at cluster scale, classifier throughput

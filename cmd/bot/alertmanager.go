@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 package main
 
 // alertmanagerPath is where `bot serve` takes Alertmanager's webhook, on

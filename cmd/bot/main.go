@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command bot is the Kafka ChatOps bot: a Slack Socket Mode app that
 // diagnoses crash-looping Kafka brokers on Kubernetes and, on approval,
 // repairs their volumes. main only wires packages together.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command mkimage builds the bot's container image from this checkout as an
 // OCI image-layout tarball, without Docker or a registry, and prints its
 // reference and digest. hack/build-image.sh runs it:

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package monitoring holds the bot's PrometheusRule and Grafana dashboard
 // (deploy/monitoring); its test checks both against the code's metrics.
 package monitoring

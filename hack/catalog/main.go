@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command catalog generates Kafka's failure catalogue
 // (internal/diagnose/catalog/data/catalog.json.gz) and its coverage report
 // (docs/CATALOGUE.md). It is run by hand; CI does not run it.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # shellcheck shell=bash
 # Shared by hack/build-control-plane.sh and hack/build-node.sh: the version
 # stamps and linker flags for binaries built from hack/tools' pins. Source it

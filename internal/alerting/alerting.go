@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package alerting connects the health sweep (internal/sweep) to the Slack
 // bot (internal/handlers). handlers keeps its own copies of the alert types
 // so that it does not depend on the sweep's informers and leader election;

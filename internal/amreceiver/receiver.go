@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package amreceiver is the bot's Prometheus Alertmanager webhook receiver.
 // Alertmanager posts its webhook payload (version "4") with a bearer token;
 // every alert that names a Kafka pod (labels namespace and pod) is handed to

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package approval signs and verifies the tokens carried in the value of the
 // Approve and Reject buttons of a diagnosis message.
 //

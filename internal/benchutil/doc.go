@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package benchutil holds what the benchmark report (cmd/benchreport)
 // needs around client-go's fake clientset to measure the bot the way a
 // cluster would feel it:

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package botuses lists every Kubernetes request the bot's code makes, and
 // where: the contract that deploy/'s RBAC, the kustomize base's and the Helm
 // chart's alike, is held to. test/integration derives the (resource, verb)

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package config is the one place that reads the bot's environment. It
 // holds the envconfig specification, its defaults and its validation.
 package config

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package demo is `bot demo`: the seed incident played end to end on one
 // machine, with the production code paths in the middle.
 //

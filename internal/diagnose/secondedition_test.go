@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 package diagnose
 
 import (

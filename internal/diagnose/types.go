@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package diagnose turns what was read about a crashed Kafka pod (a Snapshot)
 // into an ordered list of Findings, by matching it against a knowledge base of
 // real Kafka failure classes. It is pure: it performs no I/O beyond reading

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package doctor checks an installation of the bot in one run (`bot
 // doctor`, also the chart's `helm test`): the configuration, the Slack app
 // (tokens, scopes, channel membership), the bot's RBAC for every request

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package escalation connects the Slack bot to the per-cluster escalation
 // records kept by internal/kube: handlers does not import client-go, so
 // this adapter turns *kube.Client into handlers.Escalations.

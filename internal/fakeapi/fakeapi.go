@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package fakeapi makes client-go's fake clientset behave like an API
 // server in the ways the bot can tell: created objects get a UID, a
 // creation time and a resourceVersion; new pods start Pending; an update

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package fleet is the list of Kubernetes clusters one bot deployment
 // serves (issue 15): the CLUSTERS_FILE format and its validation, and the
 // per-cluster circuit breaker that keeps a slow or unreachable cluster

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package guard keeps repairs from running where deploy/'s admission
 // policy does not hold (the startup self-check of issue 18).
 package guard

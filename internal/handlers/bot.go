@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package handlers is the bot's Slack face: the Socket Mode event loop,
 // /kafka command parsing, Block Kit rendering, approval buttons and thread
 // progress reporting. It talks to the cluster, the diagnosis engine and

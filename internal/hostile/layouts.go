@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package hostile is what a stolen kafkabot ServiceAccount token tries, and
 // what it must still be allowed to do: a table of forbidden request shapes
 // (pods the bot never builds, deletes of other pods, other Leases, the bot's

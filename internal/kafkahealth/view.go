@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package kafkahealth reads Kafka's own view of a cluster's health over the
 // Kafka protocol (franz-go) and decides, with pure functions over what was
 // read, whether a broker may be repaired now and whether it came back.

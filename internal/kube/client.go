@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package kube is everything that talks to the Kubernetes API: finding
 // brokers, reading their status, logs and claims, informers, debug pods,
 // events and leases. Other packages never import client-go directly for

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package kubesim stands in for the node side of a Kubernetes cluster in
 // tests and demos, against a real API server or client-go's fake clientset:
 //

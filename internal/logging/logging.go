@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package logging builds the bot's structured logger (log/slog) and makes
 // sure secrets never reach a log line: every message and attribute value
 // is scrubbed of the configured secret values and of anything shaped like

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package metrics defines the bot's Prometheus metrics, served on
 // HTTP_ADDR /metrics. Every metric lives in one registry owned here so the
 // packages that record them share no other state.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package ociimage builds container images as OCI image-layout tarballs (what
 // `skopeo copy ... oci-archive:FILE` reads and writes), without Docker or a
 // registry. The image model, the manifests, the configuration, layer

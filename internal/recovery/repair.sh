@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # kafkabot repair script, run by the debug pod as: sh -c "<this file>".
 #
 # It moves ONE thing out of a Kafka log dir into a dated backup folder at the

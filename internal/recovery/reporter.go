@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package recovery holds repair plans and their executor: safety gates,
 // steps, the debug-pod script, per-broker locks and progress reporting.
 // It talks to Kubernetes only through internal/kube.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package serve assembles `bot serve` for one or several Kubernetes
 // clusters: per cluster a Kubernetes client, the repair executor behind
 // its admission guard, the decision and escalation records and the health

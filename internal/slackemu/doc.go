@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package slackemu is a local emulator of Slack's Socket Mode and of the parts of the Slack Web API that the
 // /kafka bot uses. The real slack-go socketmode client connects to it over a real WebSocket, so tests and
 // `bot demo` exercise the same wire protocol the bot meets in production.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package slackview renders the bot's Slack messages: views in (a
 // diagnosis, an alert, a repair's progress and outcome, the pod list),
 // Block Kit blocks and a plain-text fallback out. It is pure: no Slack

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package sweep finds crash-looping Kafka pods before anyone asks and
 // alerts about them, the way Alertmanager does: detection from a pod
 // informer (a pod entering CrashLoopBackOff, OOMKilled, or restarting too

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package testenv runs a real kube-apiserver and etcd for tests, with RBAC
 // enforced and deploy/'s ServiceAccount, Roles and admission policy
 // installed, so that tests can act as the bot's ServiceAccount and fail on

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package e2e runs the bot end to end: a slash command typed in the Slack
 // emulator (internal/slackemu, reached by the real slack-go Socket Mode
 // client over a WebSocket) goes to the bot (internal/handlers with the real

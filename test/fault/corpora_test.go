@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package fault holds cross-package checks of the fault-tolerance and
 // hostile-input suite (issue 9). The fault tests themselves live beside
 // the code they break: internal/handlers/*_fault_test.go (Slack side,

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package integration runs the bot's Kubernetes side against a real
 // kube-apiserver and etcd (internal/testenv), with RBAC enforced and the
 // bot acting as deploy/'s ServiceAccount.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # Checks hack/realnode.sh's own promises on a running cluster, and tears it
 # down on the way (hack/test.sh runs it after the real-node scenarios):
 #

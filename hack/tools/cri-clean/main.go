@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command cri-clean stops and removes every pod sandbox (and so every
 // container) a CRI runtime holds, through the CRI API, as the kubelet would:
 // StopPodSandbox tears the pod's network down through CNI and kills its

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command screenshot draws the README picture: the diagnosis message the
 // bot posts for the seed incident (demo.PictureSource: the real engine on
 // the seed log, the real renderer), as Block Kit JSON

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package catalog is Kafka's failure vocabulary mined from the code that prints
 // it: every message Kafka (and ZooKeeper's client, the JVM, the distributions'
 // start scripts) can print on its way to dying or failing a component, as a

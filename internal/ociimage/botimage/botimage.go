@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package botimage assembles the bot's container image: the one the product
 // ships (cmd/mkimage, hack/build-image.sh) and the one the real-node tests
 // run (test/realnode/cmd/mkimages), so that both are the same bytes for the

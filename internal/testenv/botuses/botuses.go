@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Package botuses is internal/botuses under its former path, for the tests
 // that import it from here: one list, not a copy.
 package botuses

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command broker-standin behaves like a Kafka KRaft node on its volume, as far
 // as kafkabot can tell, for the real-node tests (test/realnode). It is the
 // entrypoint of the image kafkabot.local/kafka-standin, which also carries a

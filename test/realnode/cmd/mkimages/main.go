@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command mkimages builds the real-node tests' container images from this
 // tree, without Docker or a registry, as OCI image-layout tarballs
 // (internal/ociimage) that `ctr -n k8s.io images import` loads:

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The kafkabot Authors
 # The entrypoint of the real-node tests' Kafka image (our own, not a
 # vendor's): it lays the volume out as a distribution does, writes
 # server.properties from the environment, formats the storage on the first

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command mkkafkaimage builds the real-node tests' Kafka images, without
 // Docker or a registry, with go-containerregistry: a real root filesystem
 // like the images users run, made of

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
 // Command pause is the pod sandbox's process for the real-node tests'
 // containerd (its CRI sandbox_image): it does nothing until SIGTERM or
 // SIGINT, as Kubernetes' pause does.
