@@ -36,8 +36,10 @@ type KafkaAccess struct {
 	ServerName string `json:"serverName,omitempty" yaml:"serverName,omitempty"`
 	// SASLMechanism is empty (none), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
 	SASLMechanism string `json:"saslMechanism,omitempty" yaml:"saslMechanism,omitempty"`
-	// Secret names the Secret (in Namespace) holding the SASL credentials
-	// and the CA certificate, read with the bot's own client.
+	// Secret names the Secret holding the SASL credentials and the CA
+	// certificate: a Secret of the bot's own namespace, mounted in the bot's
+	// pod under /etc/kafkabot/kafka/<name> (the bot reads no Secret through
+	// the API).
 	Secret *SecretKeys `json:"secret,omitempty" yaml:"secret,omitempty"`
 }
 

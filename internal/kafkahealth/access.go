@@ -11,7 +11,8 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 )
 
-// SecretReader reads a Secret's data (the bot's own Kubernetes client).
+// SecretReader reads a Secret's data (in `bot serve`, from its mount in
+// the bot's pod; the namespace is the Kafka access entry's, for context).
 type SecretReader func(ctx context.Context, namespace, name string) (map[string][]byte, error)
 
 // Gate answers the repair gates for one Kubernetes cluster: it finds the
@@ -68,17 +69,17 @@ func (g *Gate) settings(ctx context.Context, a fleet.KafkaAccess) (Settings, err
 		return s, nil
 	}
 	if g.ReadSecret == nil {
-		return s, fmt.Errorf("the Secret %s/%s: no Kubernetes client to read it", a.Namespace, a.Secret.Name)
+		return s, fmt.Errorf("the Secret %s: no reader for it", a.Secret.Name)
 	}
 	data, err := g.ReadSecret(ctx, a.Namespace, a.Secret.Name)
 	if err != nil {
-		return s, fmt.Errorf("reading Secret %s/%s: %w", a.Namespace, a.Secret.Name, err)
+		return s, fmt.Errorf("reading Secret %s: %w", a.Secret.Name, err)
 	}
 	keys := a.Secret.WithDefaults()
 	if a.SASLMechanism != "" {
 		for _, k := range []string{keys.UsernameKey, keys.PasswordKey} {
 			if len(data[k]) == 0 {
-				return s, fmt.Errorf("the Secret %s/%s has no key %q", a.Namespace, a.Secret.Name, k)
+				return s, fmt.Errorf("the Secret %s has no key %q", a.Secret.Name, k)
 			}
 		}
 		s.Username, s.Password = string(data[keys.UsernameKey]), string(data[keys.PasswordKey])

@@ -31,9 +31,9 @@ func TestGateSettings(t *testing.T) {
 			Secret: &fleet.SecretKeys{Name: "kafkabot", PasswordKey: "pw"}},
 			want: Settings{Bootstrap: []string{"k:9093"}, TLS: true, CACert: []byte("PEM"), SASLMechanism: SASLScramSHA512, Username: "bot", Password: "hunter2"}},
 		{name: "missing key", a: fleet.KafkaAccess{Namespace: "kafka", Bootstrap: []string{"k:9093"}, SASLMechanism: SASLPlain,
-			Secret: &fleet.SecretKeys{Name: "kafkabot"}}, err: `the Secret kafka/kafkabot has no key "password"`},
+			Secret: &fleet.SecretKeys{Name: "kafkabot"}}, err: `the Secret kafkabot has no key "password"`},
 		{name: "missing Secret", a: fleet.KafkaAccess{Namespace: "kafka", Bootstrap: []string{"k:9093"}, SASLMechanism: SASLPlain,
-			Secret: &fleet.SecretKeys{Name: "other"}}, err: "reading Secret kafka/other: not found"},
+			Secret: &fleet.SecretKeys{Name: "other"}}, err: "reading Secret other: not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

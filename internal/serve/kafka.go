@@ -5,9 +5,10 @@ package serve
 
 import (
 	"context"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
@@ -15,20 +16,49 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
+// KafkaSecretsDir is where the bot's pod mounts the Secrets that Kafka
+// access entries name (CLUSTERS_FILE's kafka list, KAFKA_SECRET): each a
+// Secret of the bot's own namespace mounted as a directory, one file per
+// key. The bot never reads Secrets through the API: its RBAC grants none,
+// so a stolen token reads no Kafka credentials.
+const KafkaSecretsDir = "/etc/kafkabot/kafka"
+
 // kafkaGate is the repair gates' view of Kafka for one Kubernetes cluster
 // (internal/kafkahealth), or nil when no Kafka access is configured there:
-// the gates then say the quorum was not checked.
-func kafkaGate(access []fleet.KafkaAccess, cs kubernetes.Interface) recovery.KafkaHealth {
+// the gates then say the quorum was not checked. Credentials are read from
+// secretsDir (KafkaSecretsDir in the pod).
+func kafkaGate(access []fleet.KafkaAccess, secretsDir string) recovery.KafkaHealth {
 	if len(access) == 0 {
 		return nil
 	}
-	return kafkaAdapter{g: &kafkahealth.Gate{Access: access, ReadSecret: func(ctx context.Context, ns, name string) (map[string][]byte, error) {
-		s, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
+	return kafkaAdapter{g: &kafkahealth.Gate{Access: access, ReadSecret: mountedSecret(secretsDir)}}
+}
+
+// mountedSecret reads the Secret called name from its mount under dir: a
+// file per key (Kubernetes' "..data" links and dot files are skipped).
+func mountedSecret(dir string) kafkahealth.SecretReader {
+	return func(_ context.Context, _, name string) (map[string][]byte, error) {
+		if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+			return nil, fmt.Errorf("secret name %q: want a Kubernetes object name", name)
 		}
-		return s.Data, nil
-	}}}
+		root := filepath.Join(dir, name)
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return nil, fmt.Errorf("the Secret %s is not mounted at %s (mount it in the bot's pod): %w", name, root, err)
+		}
+		data := map[string][]byte{}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(root, e.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("reading key %s of the Secret %s: %w", e.Name(), name, err)
+			}
+			data[e.Name()] = b
+		}
+		return data, nil
+	}
 }
 
 // kafkaAdapter turns kafkahealth decisions into the gates' KafkaCheck.

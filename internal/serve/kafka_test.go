@@ -5,12 +5,10 @@ package serve
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
@@ -19,7 +17,7 @@ import (
 )
 
 func TestKafkaGateWiring(t *testing.T) {
-	if kafkaGate(nil, nil) != nil {
+	if kafkaGate(nil, t.TempDir()) != nil {
 		t.Fatal("a cluster without Kafka access got a Kafka gate")
 	}
 	for _, tt := range []struct {
@@ -37,14 +35,19 @@ func TestKafkaGateWiring(t *testing.T) {
 		}
 	}
 
-	// The Secret is read with the cluster's own client; a missing key
-	// defers and names the key, never a value.
-	cs := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kafka", Name: "kafkabot"},
-		Data: map[string][]byte{"username": []byte("bot")}})
+	// The Secret is read from its mount in the bot's pod (never through
+	// the API); a missing key defers and names the key, never a value.
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "kafkabot", "..2026_12_02"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kafkabot", "username"), []byte("bot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	g := kafkaGate([]fleet.KafkaAccess{{Namespace: "kafka", Bootstrap: []string{"127.0.0.1:1"}, SASLMechanism: "PLAIN",
-		Secret: &fleet.SecretKeys{Name: "kafkabot"}}}, cs)
+		Secret: &fleet.SecretKeys{Name: "kafkabot"}}}, dir)
 	c := g.BeforeMove(context.Background(), diagnose.Snapshot{Namespace: "kafka", NodeID: "4"})
-	if c.Verdict != recovery.KafkaDefer || !strings.Contains(c.Line, `the Secret kafka/kafkabot has no key "password"`) {
+	if c.Verdict != recovery.KafkaDefer || !strings.Contains(c.Line, `the Secret kafkabot has no key "password"`) {
 		t.Errorf("BeforeMove = %+v, want a deferral naming the missing key", c)
 	}
 	if c := g.AfterRestart(context.Background(), diagnose.Snapshot{Namespace: "elsewhere", NodeID: "4"}); c.Verdict != recovery.KafkaNotChecked {

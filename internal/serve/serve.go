@@ -234,7 +234,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Identity:    opts.Identity,
 			Logger:      clog,
 			Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController,
-				Kafka: kafkaGate(c.Kafka, cs), KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
+				Kafka: kafkaGate(c.Kafka, KafkaSecretsDir), KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
