@@ -166,7 +166,10 @@ var Recipes = []Recipe{
 		},
 	},
 	{
-		Name: "port-in-use", Class: "port-in-use", Role: diagnose.RoleCombined, Live: true,
+		// Not in the live subset: on a loaded machine its broker can die first of
+		// an OutOfMemoryError in the log cleaner (a 128 MiB dedupe buffer in a
+		// 192 MiB heap), before it binds the held port (seen once in CI).
+		Name: "port-in-use", Class: "port-in-use", Role: diagnose.RoleCombined,
 		Fault:  "another process already listens on the broker listener's port",
 		Expect: `(?i)address already in use`,
 		Run: func(s *Session) (*Proc, error) {
