@@ -23,7 +23,7 @@ import (
 
 func TestLoggerRedactsSecretsEverywhere(t *testing.T) {
 	const approvalSecret = "approval-secret-0123456789abcdef0123456789"
-	const botToken = "xoxb-1111-2222-abcdefghijkl"
+	const botToken = "xoxb-placeholder-bot-token"
 	const unknownToken = "xapp-1-A0TEST-99-deadbeef"
 	for _, format := range []string{"json", "text"} {
 		var buf bytes.Buffer
@@ -97,7 +97,7 @@ func TestDurationsAreStrings(t *testing.T) {
 // handler as one JSON object per line, marked logger=klog, with secrets
 // redacted; nothing is left as klog text.
 func TestKlogGoesThroughTheBotsHandler(t *testing.T) {
-	const token = "xoxb-1111-2222-klogsecret"
+	const token = "xoxb-placeholder-klog-secret"
 	var buf Buffer
 	log := New(&buf, "json", slog.LevelInfo, NewRedactor(token))
 	RouteKlog(log)
@@ -187,7 +187,7 @@ func TestScrubSecretsInBrokerText(t *testing.T) {
 		{`WARN OAuth token endpoint answered 401 to Authorization: Bearer abcDEF123456.ghiJKL-789_xyz (org.apache.kafka.common.security.oauthbearer)`, "abcDEF123456.ghiJKL-789_xyz"},
 		{`token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrYWZrYSJ9.c2lnbmF0dXJl rejected`, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrYWZrYSJ9.c2lnbmF0dXJl"},
 		{`schema registry https://svc:reg-pass-000@registry:8081 unreachable`, "reg-pass-000"},
-		{`posting to xoxb-1234567890-abcdef failed`, "xoxb-1234567890-abcdef"},
+		{`posting to xoxb-placeholder-not-a-token failed`, "xoxb-placeholder-not-a-token"},
 	}
 	for _, tc := range cases {
 		got := ScrubSecrets(tc.in)
