@@ -221,3 +221,51 @@ func TestContainment10_DeletesOnlyOfBrokersTheParametersName(t *testing.T) {
 		}
 	}
 }
+
+// TestContainmentUnsetParametersAdmitNoRepair: with the broker parameters
+// removed from the bot's Namespace (kafkabot.io/broker-pods,
+// kafkabot.io/broker-claims), the policy admits neither the bot's genuine
+// debug pod nor the delete of a broker, as README's install section says
+// ("Unset: no repair and no broker restart is admitted").
+func TestContainmentUnsetParametersAdmitNoRepair(t *testing.T) {
+	b, c := containmentCluster(t)
+	env := testenv.Start(t)
+	ctx := testContext(t)
+	unset := map[string]any{}
+	for k := range hostile.BrokerParams() {
+		unset[k] = nil
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": unset}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Clientset.CoreV1().Namespaces().Patch(ctx, b.namespace, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	layouts := hostile.Layouts(b.kafkaNS, "node-1")
+	pod, err := layouts[0].DebugPod()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, "the policy to refuse the genuine debug pod without parameters", func(ctx context.Context) (bool, error) {
+		_, err := c.Bot.CoreV1().Pods(b.kafkaNS).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil, nil
+	})
+	for _, l := range layouts {
+		pod, err := l.DebugPod()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Bot.CoreV1().Pods(b.kafkaNS).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+			t.Errorf("the %s debug pod was admitted with no broker parameters set", l.Name)
+		}
+		broker := l.Broker.DeepCopy()
+		broker.UID, broker.Status, broker.Spec.NodeName, broker.ResourceVersion = "", corev1.PodStatus{}, "", ""
+		if _, err := env.Clientset.CoreV1().Pods(b.kafkaNS).Create(ctx, broker, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Bot.CoreV1().Pods(b.kafkaNS).Delete(ctx, broker.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+			t.Errorf("the bot may delete the %s broker %s with no broker parameters set", l.Name, broker.Name)
+		}
+	}
+}
