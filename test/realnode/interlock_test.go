@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,8 +48,8 @@ const (
 // the bot said it waits for Kafka to stop, and the debug pod had no go
 // annotation while Kafka ran) and, on the real volume, that nothing moved
 // while the stand-in ran: the stand-in watched its metadata log for the
-// whole run and wrote what it saw, and the rename's ctime on the disk is
-// after the stand-in's run ended. Between the go and the rename the
+// whole run and wrote what it saw, and the rename, seen from the host by
+// inotify as it happened, came after the stand-in's run ended. Between the go and the rename the
 // kubelet may restart the broker once more (see below): then the bot must
 // say so, and the stand-in's journal of its runs must bear it out.
 func TestBrokerRestartsInTheRepairWindow(t *testing.T) {
@@ -63,6 +62,7 @@ func TestBrokerRestartsInTheRepairWindow(t *testing.T) {
 	base := s.waitCrashLoop(1)
 	baseRestarts := kafkaStatus(t, base).RestartCount
 	metaBefore := snapshot(t, filepath.Join(logDir, "__cluster_metadata-0"))
+	rename := watchRename(t, logDir, "__cluster_metadata-0")
 
 	setUnschedulable(t, true)
 	t.Cleanup(func() { setUnschedulable(t, false) })
@@ -147,14 +147,14 @@ func TestBrokerRestartsInTheRepairWindow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the stand-in's report: %v", err)
 	}
-	backup := checkBackup(t, s)
-	moved := filepath.Join(s.volume(0), backup, s.layout.volumes[0].logDir, "__cluster_metadata-0")
-	var st syscall.Stat_t
-	if err := syscall.Stat(moved, &st); err != nil {
-		t.Fatal(err)
+	checkBackup(t, s)
+	renamed, renames, err := rename.renamed()
+	switch {
+	case err != nil:
+		t.Fatalf("watching the log dir for the move: %v", err)
+	case renames != 1:
+		t.Fatalf("the metadata log was renamed out of the log dir %d times, want 1", renames)
 	}
-	// rename(2) sets the moved directory's ctime; nothing touches it after.
-	renamed := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 	if !renamed.After(ended) {
 		t.Errorf("the metadata log was renamed at %s, before the stand-in's run ended at %s", renamed.Format(time.RFC3339Nano), ended.Format(time.RFC3339Nano))
 	}
