@@ -16,9 +16,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
-	"github.com/kafka-chatops/kafkabot/internal/demo"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/serve"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/demo"
 )
 
 const demoLong = `Plays the whole story on an in-process cluster (client-go's fake clientset and

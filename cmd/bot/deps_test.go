@@ -15,10 +15,10 @@ import (
 // default build (go run ./cmd/bot demo) still has them.
 func TestShippedBuildLeavesOutDemoAndTestCode(t *testing.T) {
 	demoOnly := []string{
-		"github.com/kafka-chatops/kafkabot/internal/demo",
-		"github.com/kafka-chatops/kafkabot/internal/slackemu",
-		"github.com/kafka-chatops/kafkabot/internal/kubesim",
-		"github.com/kafka-chatops/kafkabot/internal/fakeapi",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/demo",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/fakeapi",
 		"k8s.io/client-go/kubernetes/fake",
 	}
 	deps := func(tags ...string) map[string]bool {
