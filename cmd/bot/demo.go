@@ -18,6 +18,9 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/serve"
+	// The one product import of the test and demo kit (internal/testkit's
+	// TestProductDoesNotImportTheKit allows this file only); the shipped
+	// build (-tags nodemo) leaves this file out.
 	"github.com/kafka-chatops/kafkabot/internal/testkit/demo"
 )
 
