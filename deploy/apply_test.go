@@ -27,7 +27,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -44,7 +44,7 @@ const envKubectl = "KUBECTL"
 // the README's preflight applies only those objects, as a server dry run.
 const preflightSelector = "kafkabot.io/kafka-namespace-slot"
 
-// kubectlEnv is a real API server (internal/testenv) and the pinned
+// kubectlEnv is a real API server (internal/testkit/testenv) and the pinned
 // kubectl, logged in as the admin.
 type kubectlEnv struct {
 	env        *testenv.Env

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // Where the chart tests find Helm.

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
-	"github.com/kafka-chatops/kafkabot/internal/testenv/botuses"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv/botuses"
 )
 
 // Values the install test gives the chart's Secret; none may appear in

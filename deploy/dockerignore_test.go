@@ -61,7 +61,7 @@ func TestDockerignoreKeepsTheContextToSources(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"go.mod", "go.sum", "Dockerfile", "hack/build-bot.sh", "cmd/bot/main.go",
-		"internal/recovery/repair.sh", "internal/diagnose/rules.yaml", "internal/demo/logs/seed.log", "cmd/bot/bot.go"} {
+		"internal/recovery/repair.sh", "internal/diagnose/rules.yaml", "internal/testkit/demo/logs/seed.log", "cmd/bot/bot.go"} {
 		if ignored(patterns, in) {
 			t.Errorf("%s is needed by the image's build but .dockerignore leaves it out", in)
 		}

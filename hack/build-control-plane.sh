@@ -16,7 +16,7 @@
 #   export KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n1)"
 #
 # With --print-dir it only prints that directory, building nothing
-# (internal/testenv checks that it computes the same one).
+# (internal/testkit/testenv checks that it computes the same one).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

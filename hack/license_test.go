@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // Header lines hack/license-headers.sh adds.

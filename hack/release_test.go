@@ -19,7 +19,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
 	"github.com/kafka-chatops/kafkabot/internal/ociimage/botimage"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // TestVersionSourcesAgree: the VERSION file is a semantic version, and the

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/logging"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 const serveAMToken = "serve-test-alertmanager-token-0123"

@@ -16,9 +16,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
-	"github.com/kafka-chatops/kafkabot/internal/demo"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/serve"
+	// The one product import of the test and demo kit (internal/testkit's
+	// TestProductDoesNotImportTheKit allows this file only); the shipped
+	// build (-tags nodemo) leaves this file out.
+	"github.com/kafka-chatops/kafkabot/internal/testkit/demo"
 )
 
 const demoLong = `Plays the whole story on an in-process cluster (client-go's fake clientset and

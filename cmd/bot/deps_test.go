@@ -11,14 +11,15 @@ import (
 
 // TestShippedBuildLeavesOutDemoAndTestCode: the shipped build (-tags
 // nodemo, hack/build-bot.sh) links none of the packages only `bot demo`
-// and the tests use, so `bot serve` never runs their initialisers; the
-// default build (go run ./cmd/bot demo) still has them.
+// and the tests use (nothing of internal/testkit), so `bot serve` never runs
+// their initialisers; the default build (go run ./cmd/bot demo) still has
+// them.
 func TestShippedBuildLeavesOutDemoAndTestCode(t *testing.T) {
 	demoOnly := []string{
-		"github.com/kafka-chatops/kafkabot/internal/demo",
-		"github.com/kafka-chatops/kafkabot/internal/slackemu",
-		"github.com/kafka-chatops/kafkabot/internal/kubesim",
-		"github.com/kafka-chatops/kafkabot/internal/fakeapi",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/demo",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim",
+		"github.com/kafka-chatops/kafkabot/internal/testkit/fakeapi",
 		"k8s.io/client-go/kubernetes/fake",
 	}
 	deps := func(tags ...string) map[string]bool {
@@ -41,6 +42,12 @@ func TestShippedBuildLeavesOutDemoAndTestCode(t *testing.T) {
 		}
 		if !full[p] {
 			t.Errorf("the default build lacks %s: is this list still right?", p)
+		}
+	}
+	// Nor any other package of the test and demo kit (internal/testkit).
+	for p := range shipped {
+		if strings.HasPrefix(p, "github.com/kafka-chatops/kafkabot/internal/testkit/") {
+			t.Errorf("the shipped build links %s, a package of the test kit", p)
 		}
 	}
 	for _, p := range []string{"github.com/kafka-chatops/kafkabot/internal/handlers", "github.com/kafka-chatops/kafkabot/internal/recovery"} {

@@ -95,7 +95,7 @@ func realLogCorpus(b *testing.B, size int) []byte {
 // structural reading, findings) over 64 MiB of the given logs repeated:
 // real crash logs, where many lines carry keywords, unlike broker noise.
 // Compare with `LC_ALL=C grep -E -c -f patterns` over the same bytes (the
-// patterns as cmd/benchreport's classifier section writes them).
+// patterns as test/bench/benchreport's classifier section writes them).
 func BenchmarkDiagnoseReaderRealLogs64MiB(b *testing.B) {
 	log := realLogCorpus(b, 64<<20)[:64<<20]
 	e := Default()

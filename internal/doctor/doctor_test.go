@@ -18,11 +18,11 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

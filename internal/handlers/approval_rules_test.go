@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // startSharingBot is startBot with diagnoses shared (the default window).

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // crashingRepairer is a repair whose broker crashes again.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // leakyRepairer fails with an error that a careless layer below might have

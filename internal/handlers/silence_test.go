@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 func TestSilenceClickByApprover(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // The Slack side of issue 9: the WebSocket drops or is recycled, the Web

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // TestEndSilenceEarly: the silence's confirmation in the alert's thread

@@ -28,7 +28,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim"
 )
 
 // The process side of issue 9: the bot dies right after each step of a

@@ -15,7 +15,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // botLock is a repairLock of one bot replica on the real API server, as

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // TestContainment6_JavaProbeSeesARealKafkasLock (issue 27 item 6): in an

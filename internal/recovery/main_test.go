@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // TestMain lets the Lease tests start a real API server (testenv), which

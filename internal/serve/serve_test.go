@@ -14,8 +14,8 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kafka-chatops/kafkabot/internal/logging"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // records are the log's JSON records whose msg starts with prefix and

@@ -17,8 +17,8 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -28,7 +28,7 @@ var (
 	finished = time.Date(2025, 4, 28, 8, 22, 2, 0, time.UTC)
 )
 
-// Evidence lines of the seed incident's log (internal/demo/logs/34-kraft-metadata-log-unexpected-append-offset.log).
+// Evidence lines of the seed incident's log (internal/testkit/demo/logs/34-kraft-metadata-log-unexpected-append-offset.log).
 var seedEvidence = []string{
 	"[2025-04-28 08:22:01,792] ERROR Encountered fatal fault: Unexpected error in raft IO thread (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)",
 	"kafka.common.UnexpectedAppendOffsetException: Unexpected offset in append to __cluster_metadata-0. First offset 57876665 is less than the next offset 57876669.",

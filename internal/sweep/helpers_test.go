@@ -21,8 +21,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
-	"github.com/kafka-chatops/kafkabot/internal/fakeapi"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/fakeapi"
 )
 
 const (

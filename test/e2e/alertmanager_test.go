@@ -29,7 +29,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // The bearer tokens of the Alertmanager scenario: the one the bot takes,

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/kubesim"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // TestSafety02_CrashAgainEscalatesEndToEnd: the repaired broker crashes

@@ -24,8 +24,8 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/serve"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // The two clusters one bot serves in these scenarios (issue 15).

@@ -14,9 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/kubesim"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // TestApproveAfterPodRecreatedIsRefused: an approval is for one pod

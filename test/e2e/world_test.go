@@ -30,11 +30,11 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/escalation"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/kubesim"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // The Slack side of every scenario.

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 	"golang.org/x/tools/go/ssa/ssautil"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // clientResources maps client-go's typed client interfaces to the resource
@@ -55,7 +55,7 @@ var clientVerbs = map[string]struct{ verb, sub string }{
 // notTheBot are packages reachable from cmd/bot that never act with the
 // bot's token: `bot demo` builds a fake cluster and Slack in-process.
 var notTheBot = []string{
-	"/internal/demo", "/internal/kubesim", "/internal/fakeapi", "/internal/slackemu", "/internal/benchutil",
+	"/internal/testkit/demo", "/internal/testkit/kubesim", "/internal/testkit/fakeapi", "/internal/testkit/slackemu", "/internal/testkit/benchutil",
 }
 
 // codeUse is one (resource[/subresource], verb) the code needs.

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // nameLayoutBrokers sets hostile.BrokerParams on the bot's Namespace (the

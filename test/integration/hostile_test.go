@@ -21,10 +21,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/guard"
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // minShapes is the least number of distinct forbidden shapes the suite

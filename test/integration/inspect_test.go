@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/kubesim"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/kubesim"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // metadataCrash is the seed incident's real crash log (testdata/SOURCES.md).

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
-	"github.com/kafka-chatops/kafkabot/internal/testenv/botuses"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv/botuses"
 )
 
 // Where a permission applies: every Kafka namespace, or the bot's own.

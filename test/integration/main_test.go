@@ -2,7 +2,7 @@
 // Copyright 2026 The kafkabot Authors
 
 // Package integration runs the bot's Kubernetes side against a real
-// kube-apiserver and etcd (internal/testenv), with RBAC enforced and the
+// kube-apiserver and etcd (internal/testkit/testenv), with RBAC enforced and the
 // bot acting as deploy/'s ServiceAccount.
 package integration
 
@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

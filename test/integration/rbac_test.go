@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
-	"github.com/kafka-chatops/kafkabot/internal/testenv"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
 
 // botClients returns the admin clientset and one acting as the bot.

@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
 )
 
 // hostileNS is a second Kafka namespace the bot is bound in, as the header
@@ -36,7 +36,7 @@ const hostileNS = "kafka-hostile"
 
 // TestHostileShapesWithTheBotsRealToken takes the ServiceAccount token the
 // kubelet projected into a running bot pod (from the kubelet's root dir on
-// the node) and tries every shape of internal/hostile with it against the
+// the node) and tries every shape of internal/testkit/hostile with it against the
 // real API server, with deploy/'s RBAC and admission policy: every shape
 // must be refused. Writes are server-side dry runs (admission runs, nothing
 // is stored).

@@ -9,7 +9,7 @@
 // the bot installed from deploy/ with `kubectl apply -k` (the last scenario
 // replaces it with the Helm chart), running in its own
 // pod with its projected ServiceAccount token, the real RBAC and admission
-// policy, and talking to the Slack emulator (internal/slackemu), which this
+// policy, and talking to the Slack emulator (internal/testkit/slackemu), which this
 // test process serves on the node's address inside the cluster's network
 // namespace.
 //
@@ -43,7 +43,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 const (

@@ -22,7 +22,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // TestSeedIncidentOnARealNode is the seed incident on a real node: broker

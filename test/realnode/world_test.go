@@ -29,7 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // volumeSpec is one data volume of a broker: its claim template, where the

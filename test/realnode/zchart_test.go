@@ -18,8 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kafka-chatops/kafkabot/internal/hostile"
-	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/hostile"
+	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
 // TestChartInstallOnARealNode replaces the kustomize install with the Helm
