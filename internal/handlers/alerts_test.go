@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 )
 
 const alertChan = "C0ALERTS"
@@ -287,7 +288,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			a := seedAlert(t, h.clock.Now())
 			m := h.notify(a)
 			if tt.forget {
-				h.bot.messages = newLRU[string, *parentMessage](alertMessages)
+				h.bot.messages = slacktransport.NewLRU[string, *parentMessage](alertMessages)
 			}
 			h.clock.Advance(20 * time.Minute)
 			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}

@@ -198,10 +198,10 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
 		fin := &finishOnce{Reporter: rep}
-		sum := m.Repairer.Repair(b.poster.base, req, fin)
-		fin.Finish(b.poster.base, sum)
+		sum := m.Repairer.Repair(b.runCtx, req, fin)
+		fin.Finish(b.runCtx, sum)
 		if sum.Outcome == recovery.OutcomeCrashAgain {
-			b.offerEscalationClear(b.poster.base, rep, m, a)
+			b.offerEscalationClear(b.runCtx, rep, m, a)
 		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "cluster", m.Name, "namespace", a.Namespace, "pod", a.Pod,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 )
 
 // fuzzNow is the fuzz target's clock: the genuine token below is valid then.
@@ -119,7 +120,7 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		b.poster = newPoster(ctx, &scriptedAPI{}, b.log, &b.wg)
+		b.poster = slacktransport.NewPoster(ctx, quietAPI{}, b.log, &b.wg)
 		b.handleClick(ctx, c)
 		b.wg.Wait()
 

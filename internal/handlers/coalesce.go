@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -229,7 +230,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	}
 	for _, w := range b.shared.finish(d, snap, findings, err) {
 		metrics.Commands.WithLabelValues(string(VerbDiagnose), "shared").Inc()
-		b.queue.runOwed(w.User, func() {
+		b.queue.RunOwed(w.User, func() {
 			ctx, cancel := context.WithTimeout(b.runCtx, commandTimeout)
 			defer cancel()
 			b.answer(ctx, d, w)
@@ -308,9 +309,9 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	}
 	msg := view.Message()
 	fallback := msg.Fallback
-	ts, err := b.poster.post(ctx, s.Channel, "", msg.Blocks, fallback)
+	ts, err := b.poster.Post(ctx, s.Channel, "", msg.Blocks, fallback)
 	if err != nil {
-		if cannotPostHere(err) {
+		if slacktransport.CannotPostHere(err) {
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 		} else {
 			// Slack kept failing: the user must not be left with "Diagnosing…".

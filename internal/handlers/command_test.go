@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -142,6 +143,21 @@ func TestEscapeTruncate(t *testing.T) {
 		got := escapeTruncate(tt.in, tt.max)
 		if got != tt.want || runeLen(got) > tt.max {
 			t.Errorf("escapeTruncate(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestQueueFullText(t *testing.T) {
+	for _, tc := range []struct {
+		retry time.Duration
+		want  string
+	}{
+		{0, "about 5 seconds"},
+		{4200 * time.Millisecond, "about 5 seconds"},
+		{61 * time.Second, "about 61 seconds"},
+	} {
+		if got := queueFullText(256, tc.retry); !strings.Contains(got, tc.want) || !strings.Contains(got, "256 requests") {
+			t.Errorf("queueFullText(256, %v) = %q, want %q", tc.retry, got, tc.want)
 		}
 	}
 }

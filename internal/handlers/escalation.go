@@ -93,8 +93,8 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 		slack.NewSectionBlock(mrkdwn(text), nil, nil),
 		slack.NewActionBlock(blockEscalation, button),
 	}
-	rep.setLast(b.poster.enqueue(rep.key(), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
+	rep.setLast(b.poster.Enqueue(rep.key(), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
 			b.log.Error("posting the escalation in the thread failed", "cluster", ref.Cluster, "error", err)
 		}
 	}))
@@ -168,8 +168,8 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 		"kube_cluster", m.Name, "cluster", ref.Cluster, "escalated_pod", ref.Pod)
 	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
 		mention(c.User), inlineCode(b.qualified(m, ref.Cluster), 260))
-	done := b.poster.enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, g.Thread, nil, text); err != nil {
+	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.Cluster, "error", err)
 		}
 	})

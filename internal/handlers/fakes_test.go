@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/slack-go/slack"
 )
 
 // The seed incident: broker node 100 of the foobar cluster crash-loops on
@@ -211,4 +212,24 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// quietAPI answers every Web API call with success and records nothing:
+// a poster for tests that drive the handlers without a Slack.
+type quietAPI struct{}
+
+func (quietAPI) PostMessageContext(_ context.Context, ch string, _ ...slack.MsgOption) (string, string, error) {
+	return ch, "1.000100", nil
+}
+
+func (quietAPI) UpdateMessageContext(context.Context, string, string, ...slack.MsgOption) (string, string, string, error) {
+	return "", "", "", nil
+}
+
+func (quietAPI) PostEphemeralContext(context.Context, string, string, ...slack.MsgOption) (string, error) {
+	return "", nil
+}
+
+func (quietAPI) SendMessageContext(context.Context, string, ...slack.MsgOption) (string, string, string, error) {
+	return "", "", "", nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -27,7 +28,7 @@ import (
 // reads out of order; edits overtaken by a newer one are skipped (chat.update
 // is rate limited more tightly than posts). Report does not wait for Slack.
 type ThreadReporter struct {
-	poster *poster
+	poster *slacktransport.Poster
 	parent *parentMessage
 	pod    string
 	log    *slog.Logger
@@ -60,7 +61,7 @@ var (
 	_ recovery.PlanReporter = (*finishOnce)(nil)
 )
 
-func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
+func newThreadReporter(p *slacktransport.Poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
 	if clock == nil {
 		clock = time.Now
 	}
@@ -74,8 +75,8 @@ func (r *ThreadReporter) Say(text string) { r.say(text) }
 
 // say posts text in the thread with extra message options.
 func (r *ThreadReporter) say(text string, extra ...slack.MsgOption) {
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
-		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, nil, text, extra...); err != nil {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
+		if _, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, nil, text, extra...); err != nil {
 			r.log.Error("posting repair progress in the thread failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -148,12 +149,12 @@ func (r *ThreadReporter) SetStatus(status string) {
 // skipped, unless it must be shown (a decision).
 func (r *ThreadReporter) enqueueParentUpdate(mustShow bool) {
 	_, version := r.parent.snapshot()
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
 		blocks, current := r.parent.snapshot()
 		if current != version && !mustShow {
 			return // a newer status is queued behind this one
 		}
-		if err := r.poster.update(ctx, r.parent.Channel, r.parent.TS, blocks, "Kafka repair of "+r.pod); err != nil {
+		if err := r.poster.Update(ctx, r.parent.Channel, r.parent.TS, blocks, "Kafka repair of "+r.pod); err != nil {
 			r.log.Error("updating the diagnosis message's status failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -182,14 +183,14 @@ func (r *ThreadReporter) progressView() (slackview.Progress, int) {
 // reply. An edit overtaken by a newer one is skipped unless mustShow.
 func (r *ThreadReporter) enqueueProgress(mustShow bool) {
 	_, version := r.progressView()
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
 		view, current := r.progressView()
 		if current != version && !mustShow {
 			return
 		}
 		msg := view.Message()
 		if r.progressTS == "" {
-			ts, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback)
+			ts, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback)
 			if err != nil {
 				r.log.Error("posting the repair checklist in the thread failed", "pod", r.pod, "error", err)
 				return
@@ -197,7 +198,7 @@ func (r *ThreadReporter) enqueueProgress(mustShow bool) {
 			r.progressTS = ts
 			return
 		}
-		if err := r.poster.update(ctx, r.parent.Channel, r.progressTS, msg.Blocks, msg.Fallback); err != nil {
+		if err := r.poster.Update(ctx, r.parent.Channel, r.progressTS, msg.Blocks, msg.Fallback); err != nil {
 			r.log.Error("updating the repair checklist failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -304,8 +305,8 @@ func (r *ThreadReporter) Finish(ctx context.Context, s recovery.Summary) {
 	if out.Kind.Alarming() || r.threadOnly {
 		extra = append(extra, slack.MsgOptionBroadcast())
 	}
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
-		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback, extra...); err != nil {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
+		if _, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback, extra...); err != nil {
 			r.log.Error("posting the repair's outcome in the thread failed", "pod", r.pod, "error", err)
 		}
 	}))

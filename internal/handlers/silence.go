@@ -17,6 +17,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -302,8 +303,8 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
 	sil.kc = m.Name
 	blocks := b.silenceConfirmation(text, sil, c.Channel)
-	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
+	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}
 	})
@@ -406,7 +407,7 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 			blocks = append([]slack.Block{section("kafkabot.silences.unread", note)}, blocks...)
 		}
 	}
-	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
+	if err := b.poster.Ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
 		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
 	}
 }
@@ -421,7 +422,7 @@ func silencesText(list []Silence, now time.Time) string {
 	for i, s := range list {
 		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", inlineCode(s.Key, 300),
 			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
-		if runeLen(b.String())+runeLen(line) > plainFallbackMaxText-40 {
+		if runeLen(b.String())+runeLen(line) > slacktransport.MaxPlainText-40 {
 			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
 			break
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -56,9 +57,9 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	case VerbSilences, VerbSweep:
 		b.onAlertCommand(ctx, req, s, parsed.Verb)
 	case VerbStatus, VerbDiagnose:
-		retry, ok := b.queue.admit()
+		retry, ok := b.queue.Admit()
 		if !ok {
-			running, waiting := b.queue.depth()
+			running, waiting := b.queue.Depth()
 			b.log.Warn("command queue full; refusing a command", "user", s.User, "workers", running, "waiting", waiting)
 			b.ack(ctx, req, ephemeralResponse(queueFullText(waiting, retry)))
 			metrics.Commands.WithLabelValues(string(parsed.Verb), "busy").Inc()
@@ -117,7 +118,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 // postStatus posts /kafka status's message, or shows it to the asker when
 // the bot cannot post in the channel.
 func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Block, fallback string) {
-	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
+	if _, err := b.poster.Post(ctx, s.Channel, "", blocks, fallback); err != nil && slacktransport.CannotPostHere(err) {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
 	}
 }
@@ -165,15 +166,15 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 		blocks = append(blocks, section...)
 		fallback = append(fallback, text)
 	}
-	b.postStatus(ctx, s, capBlocks(blocks), truncateRunes(strings.Join(fallback, "\n"), plainFallbackMaxText))
+	b.postStatus(ctx, s, capBlocks(blocks), truncateRunes(strings.Join(fallback, "\n"), slacktransport.MaxPlainText))
 }
 
 // postDetails posts a message's details as the first reply in its thread,
 // through the thread's ordered queue (so nothing about a repair can
 // overtake it), and waits for it (or ctx).
 func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
-	done := b.poster.enqueue(messageKey(channel, ts), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
+	done := b.poster.Enqueue(messageKey(channel, ts), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
 			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
 		}
 	})
@@ -185,12 +186,12 @@ func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slack
 
 // tell shows text to one user only.
 func (b *Bot) tell(ctx context.Context, channel, user, responseURL, text string) {
-	if err := b.poster.ephemeral(ctx, channel, user, responseURL, text); err != nil {
+	if err := b.poster.Ephemeral(ctx, channel, user, responseURL, text); err != nil {
 		b.log.Error("could not reach the user", "user", user, "channel", channel, "error", err)
 	}
 }
 
 func notInChannelText(err error) string {
 	return fmt.Sprintf("⚠️ I cannot post in this channel (`%s`). Invite me with `/invite @kafkabot` and try again. The short version:",
-		slackErrorCode(err))
+		slacktransport.ErrorCode(err))
 }

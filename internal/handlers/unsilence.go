@@ -168,8 +168,8 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return
 	}
-	done := b.poster.enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
+	done := b.poster.Enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
 			b.log.Error("posting the end of a silence in the alert's thread failed", "silence_id", g.ID, "error", err)
 		}
 	})
