@@ -273,7 +273,7 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	b.postDetails(ctx, channel, ts, details)
 	b.messages.AddIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
 	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "cluster", m.Name, "alert", a.Key,
-		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
+		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", slackview.HasButtons(blocks))
 	return MessageRef{Channel: channel, TS: ts}, nil
 }
 
@@ -437,17 +437,17 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 	}
 	// The status line is dropped while it only says "awaiting approval";
 	// after a decision it tells the repair's outcome and stays.
-	awaiting := hasButtons(m.blocks)
+	awaiting := slackview.HasButtons(m.blocks)
 	out := []slack.Block{header, banner}
 	for _, b := range m.blocks {
 		switch {
-		case b.BlockType() == slack.MBTAction, b.ID() == blockHeader, b.ID() == blockAlert,
-			b.ID() == blockStatus && awaiting:
+		case b.BlockType() == slack.MBTAction, b.ID() == slackview.BlockHeader, b.ID() == blockAlert,
+			b.ID() == slackview.BlockStatus && awaiting:
 			continue
 		}
 		out = append(out, b)
 	}
-	m.blocks = capBlocks(out)
+	m.blocks = slackview.CapBlocks(out)
 	m.version++
 }
 
@@ -462,7 +462,7 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
 	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now,
 		Source: a.source()}
-	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
+	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
@@ -484,7 +484,7 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 	msg = av.Message()
 	if av.Silence == nil {
 		if sil := b.silenceActions(m, a.SilenceKey(), "pod", channel, now); sil != nil {
-			msg.Blocks = capBlocks(append(msg.Blocks, sil))
+			msg.Blocks = slackview.CapBlocks(append(msg.Blocks, sil))
 		}
 	}
 	return msg, av.Details()

@@ -28,6 +28,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
@@ -495,7 +496,7 @@ func (b *Bot) approverList() string { return approverMentions(b.opts.Approvers) 
 func approverMentions(users []string) string {
 	var out []string
 	for _, a := range users {
-		out = append(out, mention(a))
+		out = append(out, slackview.Mention(a))
 	}
 	slices.Sort(out)
 	if len(out) == 0 {

@@ -40,7 +40,7 @@ func clickFrom(cb slack.InteractionCallback) (c click, ok bool) {
 		return click{}, false
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a == nil || (a.ActionID != actionApprove && a.ActionID != actionReject) {
+		if a == nil || (a.ActionID != slackview.ActionApprove && a.ActionID != slackview.ActionReject) {
 			continue
 		}
 		channel := cb.Channel.ID
@@ -57,7 +57,7 @@ func clickFrom(cb slack.InteractionCallback) (c click, ok bool) {
 		}
 		return click{
 			Team: team, Channel: channel, User: cb.User.ID, UserName: cb.User.Name,
-			MessageTS: ts, Approve: a.ActionID == actionApprove, Token: a.Value,
+			MessageTS: ts, Approve: a.ActionID == slackview.ActionApprove, Token: a.Value,
 			ResponseURL: cb.ResponseURL, Blocks: cb.Message.Blocks.BlockSet,
 		}, true
 	}
@@ -156,9 +156,9 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
-		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", mention(c.User), stamp), "Rejected — nothing was changed")
+		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", slackview.Mention(c.User), stamp), "Rejected — nothing was changed")
 		rep.enqueueParentUpdate(true)
-		rep.Say(fmt.Sprintf("❌ %s rejected the repair of %s. Nothing was changed.", mention(c.User), inlineCode(a.Pod, 200)))
+		rep.Say(fmt.Sprintf("❌ %s rejected the repair of %s. Nothing was changed.", slackview.Mention(c.User), slackview.InlineCode(a.Pod, 200)))
 		rep.Wait(ctx)
 		return
 	}
@@ -169,7 +169,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		status := fmt.Sprintf("⏳ %d of %d approvals: approved by %s; waiting for %s", n, of, mentions(rec.Approvers()), moreApprovers(of-n))
 		rep.SetStatus(status)
 		rep.Say(fmt.Sprintf("✅ %s approved (%d of %d). The repair starts when %s approve%s. Nothing was changed yet.",
-			mention(c.User), n, of, moreApprovers(of-n), map[bool]string{true: "s", false: ""}[of-n == 1]))
+			slackview.Mention(c.User), n, of, moreApprovers(of-n), map[bool]string{true: "s", false: ""}[of-n == 1]))
 		rep.Wait(ctx)
 		return
 	}
@@ -181,7 +181,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		rep.Say(fmt.Sprintf("✅ %s approved: %s\n\n"+
 			"⚠️ Automated execution is not available in this build of the bot, so *nothing was changed*. "+
 			"Follow the steps in the message above by hand, or run a build with the repair executor.",
-			mention(c.User), planText(a, b.podLabel(m, a.Namespace, a.Pod))))
+			slackview.Mention(c.User), planText(a, b.podLabel(m, a.Namespace, a.Pod))))
 		rep.SetStatus("🛑 Approved, but automated execution is not available in this build — nothing was changed")
 		rep.Wait(ctx)
 		return
@@ -230,13 +230,13 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 				"This button does not say which Kubernetes cluster it is for (it predates multi-cluster support), and I serve several. Nothing was changed. Run the diagnosis again to get fresh buttons."}
 		}
 		return a, nil, &refusal{"unknown-cluster",
-			"This button is for cluster " + inlineCode(a.ClusterName, 80) + ", which I do not serve. Nothing was changed."}
+			"This button is for cluster " + slackview.InlineCode(a.ClusterName, 80) + ", which I do not serve. Nothing was changed."}
 	}
 	if err := a.CheckOrigin(c.Team, c.Channel); err != nil {
 		return a, m, &refusal{"wrong-origin:" + tokenErrorName(err),
 			"This approval belongs to another channel. Nothing was changed."}
 	}
-	if !hasButtons(c.Blocks) {
+	if !slackview.HasButtons(c.Blocks) {
 		return a, m, &refusal{"already-decided", "This repair was already decided. Nothing was changed."}
 	}
 	if c.Approve {
@@ -272,7 +272,7 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 		"someone who can write Leases in namespace %s wrote or changed it (or it was written by a bot with another "+
 		"APPROVAL_SECRET, or by a version that did not sign decision records). No vote was counted and *nothing was run*. "+
 		"Check who wrote it (the API server's audit log), delete it, and run the diagnosis again for fresh buttons.",
-		inlineCode(a.ID, 80), inlineCode(a.Namespace, 80))
+		slackview.InlineCode(a.ID, 80), slackview.InlineCode(a.Namespace, 80))
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
 	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
 	rep.Say(text)
@@ -285,7 +285,7 @@ func (b *Bot) ofCluster(m *member) string {
 	if !b.multi() {
 		return ""
 	}
-	return "of cluster " + inlineCode(m.Name, 80) + " "
+	return "of cluster " + slackview.InlineCode(m.Name, 80) + " "
 }
 
 func tokenErrorName(err error) string {
@@ -311,7 +311,7 @@ func alreadyDecided(out approval.Outcome) string {
 	switch out.Reason {
 	case approval.ReasonAlreadyRejected:
 		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
-			mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
+			slackview.Mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
 	case approval.ReasonDuplicate:
 		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
 			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
@@ -333,7 +333,7 @@ func moreApprovers(n int) string {
 func mentions(users []string) string {
 	out := make([]string, len(users))
 	for i, u := range users {
-		out[i] = mention(u)
+		out[i] = slackview.Mention(u)
 	}
 	return strings.Join(out, ", ")
 }
@@ -346,8 +346,8 @@ func planText(a approval.Approval, pod string) string {
 		target = "-"
 	}
 	return fmt.Sprintf("%s of %s on pod %s (UID %s), for finding %s.",
-		inlineCode(a.Action, 80), inlineCode(target, 200), inlineCode(pod, 200),
-		inlineCode(orDash(a.PodUID), 80), inlineCode(a.Rule, 120))
+		slackview.InlineCode(a.Action, 80), slackview.InlineCode(target, 200), slackview.InlineCode(pod, 200),
+		slackview.InlineCode(orDash(a.PodUID), 80), slackview.InlineCode(a.Rule, 120))
 }
 
 func orDash(s string) string {

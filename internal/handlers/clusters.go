@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // ClusterOptions are what the bot needs of one Kubernetes cluster it
@@ -252,7 +253,7 @@ func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context
 // shortReason is an error's first line, shortened, for "cannot be reached (…)".
 func shortReason(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
-	return truncateRunes(s, 160)
+	return slackview.Truncate(s, 160)
 }
 
 // commandCluster returns the cluster a command names explicitly (its

@@ -197,7 +197,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	}
 	if len(t.unchecked) > 0 {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("ℹ️ Diagnosing %s, the only match I found. I could not check %s.",
-			inlineCode(t.m.Name+"/"+t.status.Namespace+"/"+t.status.Pod, 300), strings.Join(t.unchecked, ", ")))
+			slackview.InlineCode(t.m.Name+"/"+t.status.Namespace+"/"+t.status.Pod, 300), strings.Join(t.unchecked, ", ")))
 	}
 	status, read := t.status, t.read
 	d, role := b.shared.join(shareKeyOf(t.m.Name, status), s, t.m)
@@ -244,7 +244,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 	if d.err != nil {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not read %s: %s",
-			inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 200), escapeTruncate(d.err.Error(), 1500)))
+			slackview.InlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 200), slackview.EscapeTruncate(d.err.Error(), 1500)))
 		return
 	}
 	p, mine := b.shared.claimChannel(d, s.Channel)
@@ -277,7 +277,7 @@ func (b *Bot) sharedText(d *sharedDiagnosis, p *channelPost) string {
 	age := b.clock().Sub(d.finished).Round(time.Second)
 	link := b.workspaceURL + "archives/" + p.channel + "/p" + strings.Replace(p.ts, ".", "", 1)
 	return fmt.Sprintf("📎 %s was diagnosed %s ago for %s (same pod UID, restart count %d), without reading the cluster again: <%s|see the diagnosis>.",
-		inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 300), age, mention(p.requester), d.key.restarts, link)
+		slackview.InlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 300), age, slackview.Mention(p.requester), d.key.restarts, link)
 }
 
 // postDiagnosis renders d for s (their Approve token when repairable) and
@@ -291,7 +291,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	}
 	now := b.clock()
 	view := slackview.Diagnosis{ClusterName: d.m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
-	if len(findings) > 0 && repairable(snap, findings[0]) {
+	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
@@ -316,7 +316,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 		} else {
 			// Slack kept failing: the user must not be left with "Diagnosing…".
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not post the diagnosis in this channel (%s). The short version:\n%s",
-				escapeTruncate(err.Error(), 300), fallback))
+				slackview.EscapeTruncate(err.Error(), 300), fallback))
 		}
 		return "", false
 	}

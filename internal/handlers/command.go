@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Verb is what a /kafka command asks for.
@@ -199,8 +201,8 @@ func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' 
 // quoteFragment quotes a short, escaped piece of user input for a usage message.
 func quoteFragment(s string) string {
 	const maxFragment = 40
-	s = truncateRunes(s, maxFragment)
-	return "`" + strings.ReplaceAll(escapeMrkdwn(s), "`", "'") + "`"
+	s = slackview.Truncate(s, maxFragment)
+	return "`" + strings.ReplaceAll(slackview.EscapeMrkdwn(s), "`", "'") + "`"
 }
 
 // usageText is the help shown for /kafka help and for malformed commands.

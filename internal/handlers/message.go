@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 )
 
@@ -32,13 +33,13 @@ func (m *parentMessage) decide(decision, status string) {
 	defer m.mu.Unlock()
 	var out []slack.Block
 	for _, b := range m.blocks {
-		if b.BlockType() == slack.MBTAction || b.ID() == blockDecision || b.ID() == blockStatus {
+		if b.BlockType() == slack.MBTAction || b.ID() == slackview.BlockDecision || b.ID() == slackview.BlockStatus {
 			continue
 		}
 		out = append(out, b)
 	}
-	out = append(out, slack.NewContextBlock(blockDecision, mrkdwn(truncateRunes(decision, maxSectionText))), statusBlock(status))
-	m.blocks = capBlocks(out)
+	out = append(out, slack.NewContextBlock(slackview.BlockDecision, slackview.Mrkdwn(slackview.Truncate(decision, slackview.MaxSectionText))), slackview.StatusLine(status))
+	m.blocks = slackview.CapBlocks(out)
 	m.version++
 }
 
@@ -48,13 +49,13 @@ func (m *parentMessage) setStatus(status string) {
 	defer m.mu.Unlock()
 	replaced := false
 	for i, b := range m.blocks {
-		if b.ID() == blockStatus {
-			m.blocks[i] = statusBlock(status)
+		if b.ID() == slackview.BlockStatus {
+			m.blocks[i] = slackview.StatusLine(status)
 			replaced = true
 		}
 	}
 	if !replaced {
-		m.blocks = capBlocks(append(m.blocks, statusBlock(status)))
+		m.blocks = slackview.CapBlocks(append(m.blocks, slackview.StatusLine(status)))
 	}
 	m.version++
 }

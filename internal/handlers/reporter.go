@@ -119,7 +119,7 @@ func (b *Bot) resumeReporter(m *member, channel, threadTS string) recovery.Repor
 	r.threadOnly = true
 	r.head = "🔁 *Repair resumed* after the bot restarted"
 	if b.multi() && m != nil {
-		r.head += " in cluster " + inlineCode(m.Name, 80)
+		r.head += " in cluster " + slackview.InlineCode(m.Name, 80)
 	}
 	return r
 }
@@ -166,7 +166,7 @@ func (r *ThreadReporter) progressView() (slackview.Progress, int) {
 	defer r.mu.Unlock()
 	head := r.head
 	if head == "" {
-		head = "*Repair of " + inlineCode(r.pod, 200) + "*"
+		head = "*Repair of " + slackview.InlineCode(r.pod, 200) + "*"
 	}
 	steps := make([]slackview.Step, len(r.steps))
 	copy(steps, r.steps)
@@ -275,10 +275,10 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	r.mu.Unlock()
 	r.enqueueProgress(false)
 	if long {
-		r.Say(fmt.Sprintf("*%s*\n%s", escapeTruncate(oneLine(p.Step), 200), escapeTruncate(p.Detail, maxSectionText)))
+		r.Say(fmt.Sprintf("*%s*\n%s", slackview.EscapeTruncate(slackview.OneLine(p.Step), 200), slackview.EscapeTruncate(p.Detail, slackview.MaxSectionText)))
 	}
 	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d of %d: %s (%s)", state.Icon(), n, total,
-		escapeTruncate(oneLine(p.Step), 300), escapeMrkdwn(string(p.Status))))
+		slackview.EscapeTruncate(slackview.OneLine(p.Step), 300), slackview.EscapeMrkdwn(string(p.Status))))
 }
 
 // Finish completes the checklist, posts the outcome (to the channel too
@@ -330,7 +330,7 @@ func (r *ThreadReporter) Wait(ctx context.Context) {
 
 // isLongDetail says whether a step's detail is too long for a checklist line.
 func isLongDetail(d string) bool {
-	return runeLen(d) > 600 || strings.Count(d, "\n") > 6
+	return slackview.RuneLen(d) > 600 || strings.Count(d, "\n") > 6
 }
 
 // dropTook removes the executor's "took …" line from a step's detail.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/slackemu"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 func TestSilenceClickByApprover(t *testing.T) {
@@ -85,7 +86,7 @@ func TestSilenceClickRefused(t *testing.T) {
 			return approver, alertChan
 		}, "not valid"},
 		{"approval token as silence", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
-			tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+			tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 			forge(h, m, approver, alertChan, tok)
 			return approver, alertChan
 		}, "not valid"},

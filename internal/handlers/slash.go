@@ -100,7 +100,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 	pods, err := m.Cluster.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+slackview.EscapeTruncate(err.Error(), 500))
 		return
 	}
 	msg := slackview.Pods(pods, b.clock())
@@ -139,14 +139,14 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 		var text string
 		switch {
 		case r.unreachable != "":
-			text = fmt.Sprintf("⛔ *%s* cannot be reached (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.unreachable, 200))
+			text = fmt.Sprintf("⛔ *%s* cannot be reached (%s)", slackview.EscapeMrkdwn(r.m.Name), slackview.EscapeTruncate(r.unreachable, 200))
 			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
 		case r.err != nil:
-			text = fmt.Sprintf("⚠️ *%s*: I could not list the Kafka pods (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.err.Error(), 200))
+			text = fmt.Sprintf("⚠️ *%s*: I could not list the Kafka pods (%s)", slackview.EscapeMrkdwn(r.m.Name), slackview.EscapeTruncate(r.err.Error(), 200))
 			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
 		default:
 			msg := slackview.Pods(r.val, now)
-			text = fmt.Sprintf("☸️ *%s*", escapeMrkdwn(r.m.Name))
+			text = fmt.Sprintf("☸️ *%s*", slackview.EscapeMrkdwn(r.m.Name))
 			section = []slack.Block{slack.NewDividerBlock(), slackview.Section("cluster-"+r.m.Name, text)}
 			if r.m.RepairNotice != nil {
 				if notice := r.m.RepairNotice(); notice != "" {
@@ -161,12 +161,12 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 		}
 		if len(section) > budget {
 			section = append(section[:budget-1], slackview.Section("cluster-more-"+r.m.Name,
-				fmt.Sprintf("_… %d more sections of %s left out (Slack's limit on one message's blocks)._", len(section)-budget+1, escapeMrkdwn(r.m.Name))))
+				fmt.Sprintf("_… %d more sections of %s left out (Slack's limit on one message's blocks)._", len(section)-budget+1, slackview.EscapeMrkdwn(r.m.Name))))
 		}
 		blocks = append(blocks, section...)
 		fallback = append(fallback, text)
 	}
-	b.postStatus(ctx, s, capBlocks(blocks), truncateRunes(strings.Join(fallback, "\n"), slacktransport.MaxPlainText))
+	b.postStatus(ctx, s, slackview.CapBlocks(blocks), slackview.Truncate(strings.Join(fallback, "\n"), slacktransport.MaxPlainText))
 }
 
 // postDetails posts a message's details as the first reply in its thread,
