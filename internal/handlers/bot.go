@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -490,20 +489,4 @@ func (b *Bot) enqueue(ctx context.Context, requester string, job func(ctx contex
 func (b *Bot) isApprover(user string) bool { return b.approvers[user] }
 
 // approverList is for messages: the approvers (APPROVERS) as mentions.
-func (b *Bot) approverList() string { return approverMentions(b.opts.Approvers) }
-
-// approverMentions is a list of approvers as sorted mentions, at most 10.
-func approverMentions(users []string) string {
-	var out []string
-	for _, a := range users {
-		out = append(out, slackview.Mention(a))
-	}
-	slices.Sort(out)
-	if len(out) == 0 {
-		return "nobody (APPROVERS is empty)"
-	}
-	if len(out) > 10 {
-		out = append(out[:10], "…")
-	}
-	return strings.Join(out, ", ")
-}
+func (b *Bot) approverList() string { return slackview.ApproverList(b.opts.Approvers) }
