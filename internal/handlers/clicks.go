@@ -94,7 +94,7 @@ func (b *Bot) startClick(ctx context.Context, what, user, channel, responseURL s
 		b.wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 			defer cancel()
-			b.tell(ctx, channel, user, responseURL, busyText)
+			b.tell(ctx, channel, user, responseURL, slackview.Busy)
 		})
 		return
 	}

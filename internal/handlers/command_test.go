@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -145,21 +144,6 @@ func TestEscapeTruncate(t *testing.T) {
 		got := slackview.EscapeTruncate(tt.in, tt.max)
 		if got != tt.want || slackview.RuneLen(got) > tt.max {
 			t.Errorf("escapeTruncate(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-}
-
-func TestQueueFullText(t *testing.T) {
-	for _, tc := range []struct {
-		retry time.Duration
-		want  string
-	}{
-		{0, "about 5 seconds"},
-		{4200 * time.Millisecond, "about 5 seconds"},
-		{61 * time.Second, "about 61 seconds"},
-	} {
-		if got := queueFullText(256, tc.retry); !strings.Contains(got, tc.want) || !strings.Contains(got, "256 requests") {
-			t.Errorf("queueFullText(256, %v) = %q, want %q", tc.retry, got, tc.want)
 		}
 	}
 }

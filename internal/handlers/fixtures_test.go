@@ -72,7 +72,7 @@ func TestSlashCommandFixtures(t *testing.T) {
 					t.Errorf("%q parsed to %+v; want usage", s.Text, cmd)
 				}
 			}
-			if u := usageText(s.Command); !strings.Contains(u, s.Command+" diagnose") {
+			if u := slackview.Usage(s.Command); !strings.Contains(u, s.Command+" diagnose") {
 				t.Errorf("usage does not name the command %s", s.Command)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,7 +35,7 @@ func TestManifestUsageHintNamesEveryCommand(t *testing.T) {
 		t.Fatalf("manifest slash commands = %+v", manifest.Features.SlashCommands)
 	}
 	hint := manifest.Features.SlashCommands[0].UsageHint
-	help := usageText("/kafka")
+	help := slackview.Usage("/kafka")
 	for _, verb := range []Verb{VerbDiagnose, VerbStatus, VerbSilences, VerbSweep, VerbHelp} {
 		if !strings.Contains(help, "/kafka "+string(verb)) {
 			t.Fatalf("/kafka help does not list %q: fix this test's list", verb)

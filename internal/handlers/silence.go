@@ -344,7 +344,7 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 		return
 	}
 	if !b.reserve() {
-		b.ack(ctx, req, ephemeralResponse(busyText))
+		b.ack(ctx, req, ephemeralResponse(slackview.Busy))
 		metrics.Commands.WithLabelValues(string(verb), "busy").Inc()
 		return
 	}

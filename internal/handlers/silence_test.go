@@ -260,7 +260,7 @@ func TestParseAlertVerbs(t *testing.T) {
 			t.Errorf("ParseCommand(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
 		}
 	}
-	if u := usageText("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {
+	if u := slackview.Usage("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {
 		t.Errorf("usage does not mention the alert verbs:\n%s", u)
 	}
 }
