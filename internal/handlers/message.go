@@ -27,19 +27,12 @@ func newParentMessage(channel, ts string, blocks []slack.Block) *parentMessage {
 	return &parentMessage{Channel: channel, TS: ts, blocks: slices.Clone(blocks)}
 }
 
-// decide removes the buttons and records who decided, with a status line.
+// decide removes the buttons and records who decided, with a status line
+// (slackview.Decided).
 func (m *parentMessage) decide(decision, status string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []slack.Block
-	for _, b := range m.blocks {
-		if b.BlockType() == slack.MBTAction || b.ID() == slackview.BlockDecision || b.ID() == slackview.BlockStatus {
-			continue
-		}
-		out = append(out, b)
-	}
-	out = append(out, slack.NewContextBlock(slackview.BlockDecision, slackview.Mrkdwn(slackview.Truncate(decision, slackview.MaxSectionText))), slackview.StatusLine(status))
-	m.blocks = slackview.CapBlocks(out)
+	m.blocks = slackview.Decided(m.blocks, decision, status)
 	m.version++
 }
 
@@ -47,16 +40,7 @@ func (m *parentMessage) decide(decision, status string) {
 func (m *parentMessage) setStatus(status string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	replaced := false
-	for i, b := range m.blocks {
-		if b.ID() == slackview.BlockStatus {
-			m.blocks[i] = slackview.StatusLine(status)
-			replaced = true
-		}
-	}
-	if !replaced {
-		m.blocks = slackview.CapBlocks(append(m.blocks, slackview.StatusLine(status)))
-	}
+	m.blocks = slackview.WithStatus(m.blocks, status)
 	m.version++
 }
 

@@ -5,9 +5,7 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -117,10 +115,11 @@ func (b *Bot) resumeReporter(m *member, channel, threadTS string) recovery.Repor
 	}
 	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", log, b.clock)
 	r.threadOnly = true
-	r.head = "🔁 *Repair resumed* after the bot restarted"
+	cluster := ""
 	if b.multi() && m != nil {
-		r.head += " in cluster " + slackview.InlineCode(m.Name, 80)
+		cluster = m.Name
 	}
+	r.head = slackview.ResumedHead(cluster)
 	return r
 }
 
@@ -154,7 +153,7 @@ func (r *ThreadReporter) enqueueParentUpdate(mustShow bool) {
 		if current != version && !mustShow {
 			return // a newer status is queued behind this one
 		}
-		if err := r.poster.Update(ctx, r.parent.Channel, r.parent.TS, blocks, "Kafka repair of "+r.pod); err != nil {
+		if err := r.poster.Update(ctx, r.parent.Channel, r.parent.TS, blocks, slackview.RepairFallback(r.pod)); err != nil {
 			r.log.Error("updating the diagnosis message's status failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -166,7 +165,7 @@ func (r *ThreadReporter) progressView() (slackview.Progress, int) {
 	defer r.mu.Unlock()
 	head := r.head
 	if head == "" {
-		head = "*Repair of " + slackview.InlineCode(r.pod, 200) + "*"
+		head = slackview.RepairHead(r.pod)
 	}
 	steps := make([]slackview.Step, len(r.steps))
 	copy(steps, r.steps)
@@ -255,16 +254,16 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	}
 	r.steps[i].State = state
 	r.steps[i].Detail = p.Detail
-	long := isLongDetail(p.Detail)
+	long := slackview.LongDetail(p.Detail)
 	if long && state == slackview.StepSkipped {
 		// A dry run's pod spec or script: kept whole in a reply of its
 		// own, not cut down to a checklist line.
-		r.steps[i].Detail = "the full text is in the reply below"
+		r.steps[i].Detail = slackview.DetailInReply
 	} else if long {
 		// Such as the restarted broker's recovery log lines: kept whole
 		// in the outcome reply.
-		r.steps[i].Detail = "shown in full in the outcome below"
-		r.notes = append(r.notes, slackview.Note{Title: p.Step, Text: dropTook(p.Detail)})
+		r.steps[i].Detail = slackview.DetailInOutcome
+		r.notes = append(r.notes, slackview.Note{Title: p.Step, Text: slackview.DropTook(p.Detail)})
 		long = false
 	}
 	if state != slackview.StepRunning {
@@ -275,10 +274,9 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	r.mu.Unlock()
 	r.enqueueProgress(false)
 	if long {
-		r.Say(fmt.Sprintf("*%s*\n%s", slackview.EscapeTruncate(slackview.OneLine(p.Step), 200), slackview.EscapeTruncate(p.Detail, slackview.MaxSectionText)))
+		r.Say(slackview.StepReply(p.Step, p.Detail))
 	}
-	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d of %d: %s (%s)", state.Icon(), n, total,
-		slackview.EscapeTruncate(slackview.OneLine(p.Step), 300), slackview.EscapeMrkdwn(string(p.Status))))
+	r.SetStatus(slackview.StepRunStatus(state, n, total, p.Step, string(p.Status)))
 }
 
 // Finish completes the checklist, posts the outcome (to the channel too
@@ -326,20 +324,6 @@ func (r *ThreadReporter) Wait(ctx context.Context) {
 	case <-last:
 	case <-ctx.Done():
 	}
-}
-
-// isLongDetail says whether a step's detail is too long for a checklist line.
-func isLongDetail(d string) bool {
-	return slackview.RuneLen(d) > 600 || strings.Count(d, "\n") > 6
-}
-
-// dropTook removes the executor's "took …" line from a step's detail.
-func dropTook(d string) string {
-	first, rest, ok := strings.Cut(d, "\n")
-	if ok && strings.HasPrefix(first, "took ") {
-		return rest
-	}
-	return d
 }
 
 func stepState(s recovery.StepStatus) slackview.StepState {
