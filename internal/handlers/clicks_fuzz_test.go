@@ -121,7 +121,7 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		b.poster = slacktransport.NewPoster(ctx, quietAPI{}, b.log, &b.wg)
+		b.poster = slacktransport.NewPoster(ctx, &recordingAPI{}, b.log, &b.wg)
 		b.handleClick(ctx, c)
 		b.wg.Wait()
 
