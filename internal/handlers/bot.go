@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-// Package handlers is the bot's Slack face: the Socket Mode event loop,
-// /kafka command parsing, Block Kit rendering, approval buttons and thread
-// progress reporting. It talks to the cluster, the diagnosis engine and
+// Package handlers is the bot's Slack interaction logic: the Socket Mode
+// event loop, /kafka command parsing, approval decisions and thread
+// progress reporting. What it says is rendered by internal/slackview
+// (views and words) and sent through internal/slacktransport (the poster,
+// the fair job queue). It talks to the cluster, the diagnosis engine and
 // the repair executor through the small interfaces below and knows nothing
 // of client-go.
 package handlers
