@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -153,18 +154,18 @@ type AlertNotifier struct {
 type notifierCore struct {
 	channel string
 	ready   chan struct{} // closed once the bot's poster exists
-	groups  *lru[string, *groupMembers]
+	groups  *slacktransport.LRU[string, *groupMembers]
 
 	mu      sync.RWMutex // guards bot, poster and stopped
 	bot     *Bot
-	poster  *poster
+	poster  *slacktransport.Poster
 	stopped bool
 }
 
 // NewAlertNotifier returns a notifier posting to channel (a channel ID,
 // ALERT_CHANNEL). It posts nothing until the bot it is given to runs.
 func NewAlertNotifier(channel string) *AlertNotifier {
-	return &AlertNotifier{notifierCore: &notifierCore{channel: channel, ready: make(chan struct{}), groups: newLRU[string, *groupMembers](groupCacheSize)}}
+	return &AlertNotifier{notifierCore: &notifierCore{channel: channel, ready: make(chan struct{}), groups: slacktransport.NewLRU[string, *groupMembers](groupCacheSize)}}
 }
 
 // ForCluster returns the view of n that posts the alerts of the Kubernetes
@@ -200,7 +201,7 @@ func (n *AlertNotifier) bind(b *Bot) error {
 }
 
 // start connects the notifier to the running bot's poster (from Run).
-func (n *AlertNotifier) start(p *poster) {
+func (n *AlertNotifier) start(p *slacktransport.Poster) {
 	n.mu.Lock()
 	n.poster = p
 	n.mu.Unlock()
@@ -216,7 +217,7 @@ func (n *AlertNotifier) stop() {
 }
 
 // running waits for the bot to run and returns it and its poster.
-func (n *AlertNotifier) running(ctx context.Context) (*Bot, *poster, error) {
+func (n *AlertNotifier) running(ctx context.Context) (*Bot, *slacktransport.Poster, error) {
 	select {
 	case <-n.ready:
 	case <-ctx.Done():
@@ -240,7 +241,7 @@ func (n *AlertNotifier) inOrder(ctx context.Context, ref MessageRef, job func(ct
 		return errBotStopped
 	}
 	result := make(chan error, 1)
-	n.poster.enqueue(messageKey(ref.Channel, ref.TS), func(ctx context.Context) { result <- job(ctx) })
+	n.poster.Enqueue(messageKey(ref.Channel, ref.TS), func(ctx context.Context) { result <- job(ctx) })
 	n.mu.RUnlock()
 	select {
 	case err := <-result:
@@ -265,14 +266,14 @@ func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error)
 	channel := cmp.Or(a.Channel, n.channel)
 	msg, details := b.renderAlert(m, a, channel, b.clock())
 	blocks := msg.Blocks
-	ts, err := p.post(ctx, channel, "", blocks, msg.Fallback)
+	ts, err := p.Post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	b.postDetails(ctx, channel, ts, details)
-	b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
+	b.messages.AddIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
 	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "cluster", m.Name, "alert", a.Key,
-		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", hasButtons(blocks))
+		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", slackview.HasButtons(blocks))
 	return MessageRef{Channel: channel, TS: ts}, nil
 }
 
@@ -292,28 +293,28 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 		members := newGroupMembers()
 		members.add(g.Alerts)
 		blocks, fallback := b.renderGroup(m, g, members, n.channel, now)
-		ts, err := p.post(ctx, n.channel, "", blocks, fallback)
+		ts, err := p.Post(ctx, n.channel, "", blocks, fallback)
 		if err != nil {
 			return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
 		}
-		n.groups.addIfAbsent(messageKey(n.channel, ts), members)
-		b.messages.addIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
+		n.groups.AddIfAbsent(messageKey(n.channel, ts), members)
+		b.messages.AddIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
 		b.log.Info("group alert posted", "audit", true, "channel", n.channel, "ts", ts, "group", g.Key, "pods", len(g.Alerts))
 		return MessageRef{Channel: n.channel, TS: ts}, nil
 	}
-	members, _ := n.groups.addIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newGroupMembers())
+	members, _ := n.groups.AddIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newGroupMembers())
 	members.add(g.Alerts)
 	blocks, fallback := b.renderGroup(m, g, members, g.Ref.Channel, now)
 	err = n.inOrder(ctx, g.Ref, func(qctx context.Context) error {
-		if _, err := p.post(qctx, g.Ref.Channel, g.Ref.TS, nil, slackview.GroupThreadText(factsOf(g.Alerts), g.Firing)); err != nil {
+		if _, err := p.Post(qctx, g.Ref.Channel, g.Ref.TS, nil, slackview.GroupThreadText(factsOf(g.Alerts), g.Firing)); err != nil {
 			return err
 		}
-		return p.update(qctx, g.Ref.Channel, g.Ref.TS, blocks, fallback)
+		return p.Update(qctx, g.Ref.Channel, g.Ref.TS, blocks, fallback)
 	})
 	if err != nil {
 		return MessageRef{}, fmt.Errorf("adding to group alert %s: %w", g.Key, err)
 	}
-	parent, _ := b.messages.addIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newParentMessage(g.Ref.Channel, g.Ref.TS, nil))
+	parent, _ := b.messages.AddIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newParentMessage(g.Ref.Channel, g.Ref.TS, nil))
 	parent.replace(blocks)
 	return g.Ref, nil
 }
@@ -330,7 +331,7 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 	line := slackview.ResolutionLine(facts(a))
 	if a.Group != "" {
 		err := n.inOrder(ctx, ref, func(qctx context.Context) error {
-			_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
+			_, err := p.Post(qctx, ref.Channel, ref.TS, nil, line)
 			return err
 		})
 		if err != nil {
@@ -342,14 +343,14 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 	if m, err := n.member(b); err == nil && b.multi() {
 		ns = m.Name + "/" + ns // the resolved header names the cluster too
 	}
-	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
+	parent, _ := b.messages.AddIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
 	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(ns, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		blocks, _ := parent.snapshot()
-		if err := p.update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+slackview.PodLabel(a.Namespace, a.Pod)); err != nil {
+		if err := p.Update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+slackview.PodLabel(a.Namespace, a.Pod)); err != nil {
 			return err
 		}
-		_, err := p.post(qctx, ref.Channel, ref.TS, nil, line)
+		_, err := p.Post(qctx, ref.Channel, ref.TS, nil, line)
 		return err
 	})
 	if err != nil {
@@ -365,7 +366,7 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g Aler
 	if err != nil {
 		return fmt.Errorf("resolving group %s: %w", g.Key, err)
 	}
-	members, _ := n.groups.addIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
+	members, _ := n.groups.AddIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
 	members.add(g.Alerts)
 	ns := g.Namespace
 	if m, err := n.member(b); err == nil && b.multi() {
@@ -374,16 +375,16 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g Aler
 	rg := slackview.ResolvedGroup(ns, g.Cluster, members.sorted(), b.clock())
 	blocks, fallback := rg.Blocks, rg.Fallback
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
-		if err := p.update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
+		if err := p.Update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
 			return err
 		}
-		_, err := p.post(qctx, ref.Channel, ref.TS, nil, "✅ Every pod of this group is healthy again (or gone): the group alert is resolved.")
+		_, err := p.Post(qctx, ref.Channel, ref.TS, nil, "✅ Every pod of this group is healthy again (or gone): the group alert is resolved.")
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("resolving group %s: %w", g.Key, err)
 	}
-	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
+	parent, _ := b.messages.AddIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
 	parent.replace(blocks)
 	b.log.Info("group alert resolved", "audit", true, "channel", ref.Channel, "ts", ref.TS, "group", g.Key)
 	return nil
@@ -397,7 +398,7 @@ func (n *AlertNotifier) Summary(ctx context.Context, s SweepSummary) error {
 	}
 	sm := slackview.SweepSummary{At: s.At, KafkaPods: s.KafkaPods, Firing: factsOf(s.Firing), Silenced: s.Silenced}.Message()
 	blocks, fallback := sm.Blocks, sm.Fallback
-	if _, err := p.post(ctx, n.channel, "", blocks, fallback); err != nil {
+	if _, err := p.Post(ctx, n.channel, "", blocks, fallback); err != nil {
 		return fmt.Errorf("posting the sweep summary: %w", err)
 	}
 	return nil
@@ -408,7 +409,7 @@ func (n *AlertNotifier) Summary(ctx context.Context, s SweepSummary) error {
 // and repair progress then rewrite the same copy, so neither undoes the
 // other.
 func (b *Bot) trackMessage(channel, ts string, blocks []slack.Block) *parentMessage {
-	m, added := b.messages.addIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
+	m, added := b.messages.AddIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
 	if !added {
 		m.replace(blocks)
 	}
@@ -436,17 +437,17 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 	}
 	// The status line is dropped while it only says "awaiting approval";
 	// after a decision it tells the repair's outcome and stays.
-	awaiting := hasButtons(m.blocks)
+	awaiting := slackview.HasButtons(m.blocks)
 	out := []slack.Block{header, banner}
 	for _, b := range m.blocks {
 		switch {
-		case b.BlockType() == slack.MBTAction, b.ID() == blockHeader, b.ID() == blockAlert,
-			b.ID() == blockStatus && awaiting:
+		case b.BlockType() == slack.MBTAction, b.ID() == slackview.BlockHeader, b.ID() == blockAlert,
+			b.ID() == slackview.BlockStatus && awaiting:
 			continue
 		}
 		out = append(out, b)
 	}
-	m.blocks = capBlocks(out)
+	m.blocks = slackview.CapBlocks(out)
 	m.version++
 }
 
@@ -461,7 +462,7 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
 	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now,
 		Source: a.source()}
-	if len(a.Findings) > 0 && repairable(snap, a.Findings[0]) {
+	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
@@ -483,7 +484,7 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 	msg = av.Message()
 	if av.Silence == nil {
 		if sil := b.silenceActions(m, a.SilenceKey(), "pod", channel, now); sil != nil {
-			msg.Blocks = capBlocks(append(msg.Blocks, sil))
+			msg.Blocks = slackview.CapBlocks(append(msg.Blocks, sil))
 		}
 	}
 	return msg, av.Details()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // TestRoutedAlertPostsAndApprovesInItsChannel: an alert whose
@@ -33,7 +34,7 @@ func TestRoutedAlertPostsAndApprovesInItsChannel(t *testing.T) {
 	if !ok {
 		t.Fatal("no message at the returned ref")
 	}
-	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	ap, err := approval.Verify(testSecret, tok, now)
 	if err != nil || ap.Channel != channel {
 		t.Fatalf("approve token %+v (%v), want bound to %s", ap, err, channel)
@@ -43,7 +44,7 @@ func TestRoutedAlertPostsAndApprovesInItsChannel(t *testing.T) {
 	} else if g, err := verifySilence(testSecret, token, now); err != nil || g.Channel != channel {
 		t.Errorf("silence grant %+v (%v), want bound to %s", g, err, channel)
 	}
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the repair to finish", func() bool {
 		th := h.emu.Thread(channel, m.TS)
 		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair succeeded")

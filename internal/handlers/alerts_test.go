@@ -17,6 +17,8 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -192,7 +194,7 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 		t.Errorf("fallback text %q", m.Text)
 	}
 	bs := buttons(t, m.Blocks)
-	tok, _ := bs[actionApprove]["value"].(string)
+	tok, _ := bs[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, now)
 	if err != nil {
 		t.Fatalf("approve button: %v", err)
@@ -261,7 +263,7 @@ func TestAlertBanners(t *testing.T) {
 				}
 			}
 			bs := buttons(t, raw)
-			if got := bs[actionApprove] != nil; got != tt.approve {
+			if got := bs[slackview.ActionApprove] != nil; got != tt.approve {
 				t.Errorf("approve button offered = %t, want %t", got, tt.approve)
 			}
 			if tok, _ := silenceMenu(t, mustJSON(t, msg.Blocks)); tok == "" {
@@ -287,7 +289,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			a := seedAlert(t, h.clock.Now())
 			m := h.notify(a)
 			if tt.forget {
-				h.bot.messages = newLRU[string, *parentMessage](alertMessages)
+				h.bot.messages = slacktransport.NewLRU[string, *parentMessage](alertMessages)
 			}
 			h.clock.Advance(20 * time.Minute)
 			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
@@ -323,7 +325,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
 	h := startAlertBot(t)
 	m := h.notify(seedAlert(t, h.clock.Now()))
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the repair to finish", func() bool {
 		th := h.emu.Thread(alertChan, m.TS)
 		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair succeeded")
@@ -372,7 +374,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 		}
 	}
 	bs := buttons(t, m.Blocks)
-	if bs[actionApprove] != nil {
+	if bs[slackview.ActionApprove] != nil {
 		t.Error("a grouped alert offers a repair")
 	}
 	menu, _ := silenceMenu(t, m.Blocks)

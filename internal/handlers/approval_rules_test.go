@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -27,7 +28,7 @@ func TestSafety09_ApproveOnlyInApprovalChannels(t *testing.T) {
 			h.slash(requester, where, "diagnose broker-0")
 			h.waitFor("the diagnosis", func() bool { return len(h.emu.Messages(where)) > before })
 			m := h.emu.Messages(where)[before]
-			h.click(m, actionApprove, approver)
+			h.click(m, slackview.ActionApprove, approver)
 			e := h.ephemeral(where, approver, "approved only in <#"+channel+">")
 			if !strings.Contains(e.Text, "Nothing was changed") {
 				t.Errorf("answer %q does not say nothing changed", e.Text)
@@ -48,7 +49,7 @@ func TestSafety09_ApproveOnlyInApprovalChannels(t *testing.T) {
 func TestSafety09_SelfApprovalForbiddenByDefault(t *testing.T) {
 	h := startBot(t, func(o *Options) { o.Approvers = append(o.Approvers, requester) })
 	m := h.diagnose()
-	h.click(m, actionApprove, requester)
+	h.click(m, slackview.ActionApprove, requester)
 	h.ephemeral(channel, requester, "someone else has to approve")
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Fatalf("repairer called %d times on a self-approval", n)
@@ -56,7 +57,7 @@ func TestSafety09_SelfApprovalForbiddenByDefault(t *testing.T) {
 
 	h = startBot(t, func(o *Options) { o.Approvers = append(o.Approvers, requester); o.AllowSelfApproval = true })
 	m = h.diagnose()
-	h.click(m, actionApprove, requester)
+	h.click(m, slackview.ActionApprove, requester)
 	h.waitRepairDone(m)
 	if n := len(h.repairer.calls()); n != 1 {
 		t.Errorf("with AllowSelfApproval: repairer called %d times, want 1", n)
@@ -73,7 +74,7 @@ func TestSafety09_TwoApproversKeelStyle(t *testing.T) {
 		o.RequiredApprovals = 2
 	})
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the 1 of 2 status", func() bool {
 		return strings.Contains(blockTexts(t, h.message(m).Blocks), "1 of 2 approvals")
 	})
@@ -85,13 +86,13 @@ func TestSafety09_TwoApproversKeelStyle(t *testing.T) {
 		t.Fatalf("repairer called %d times after one of two approvals", n)
 	}
 
-	h.click(m, actionApprove, approver) // the same person again
+	h.click(m, slackview.ActionApprove, approver) // the same person again
 	h.ephemeral(channel, approver, "You already approved this repair (1 of 2 approvals)")
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Fatalf("repairer called %d times after the same approver clicked twice", n)
 	}
 
-	h.click(m, actionApprove, approver2)
+	h.click(m, slackview.ActionApprove, approver2)
 	h.waitFor("the repair to start", func() bool { return len(h.repairer.calls()) == 1 })
 	if r := h.repairer.calls()[0]; r.Approver != approver+","+approver2 {
 		t.Errorf("repair approver = %q, want both approvers", r.Approver)
@@ -109,17 +110,17 @@ func TestRejectAfterOneOfTwoApprovals(t *testing.T) {
 		o.RequiredApprovals = 2
 	})
 	m := h.diagnose()
-	token, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
-	h.click(m, actionApprove, approver)
+	token, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the 1 of 2 status", func() bool {
 		return strings.Contains(blockTexts(t, h.message(m).Blocks), "1 of 2 approvals")
 	})
-	h.click(m, actionReject, requester)
+	h.click(m, slackview.ActionReject, requester)
 	h.waitFor("the rejection", func() bool {
 		return strings.Contains(blockTexts(t, h.message(m).Blocks), "Rejected by <@"+requester+">")
 	})
 	// A second approver whose view still shows the buttons.
-	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver2, MessageTS: m.TS, ActionID: actionApprove, Value: token})
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver2, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: token})
 	h.ephemeral(channel, approver2, "already")
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Errorf("repairer called %d times after a rejection", n)

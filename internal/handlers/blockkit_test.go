@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 )
 
@@ -45,8 +46,8 @@ func validateBlocksJSON(raw []byte) []string {
 	bad := func(where, format string, args ...any) {
 		problems = append(problems, where+": "+fmt.Sprintf(format, args...))
 	}
-	if len(list) > maxBlocks {
-		bad("message", "%d blocks, limit %d", len(list), maxBlocks)
+	if len(list) > slackview.MaxBlocks {
+		bad("message", "%d blocks, limit %d", len(list), slackview.MaxBlocks)
 	}
 	text := func(where string, v any, max int, plainOnly bool) {
 		obj, ok := v.(map[string]any)
@@ -89,28 +90,28 @@ func validateBlocksJSON(raw []byte) []string {
 		}
 		switch b["type"] {
 		case "header":
-			text(where+".text", b["text"], maxHeaderText, true)
+			text(where+".text", b["text"], slackview.MaxHeaderText, true)
 		case "section":
 			fields, _ := b["fields"].([]any)
 			if b["text"] == nil && len(fields) == 0 {
 				bad(where, "section without text or fields")
 			}
 			if b["text"] != nil {
-				text(where+".text", b["text"], maxSectionText, false)
+				text(where+".text", b["text"], slackview.MaxSectionText, false)
 			}
-			if len(fields) > maxFields {
-				bad(where, "%d fields, limit %d", len(fields), maxFields)
+			if len(fields) > slackview.MaxFields {
+				bad(where, "%d fields, limit %d", len(fields), slackview.MaxFields)
 			}
 			for j, f := range fields {
-				text(fmt.Sprintf("%s.fields[%d]", where, j), f, maxFieldText, false)
+				text(fmt.Sprintf("%s.fields[%d]", where, j), f, slackview.MaxFieldText, false)
 			}
 		case "context":
 			els, _ := b["elements"].([]any)
-			if len(els) == 0 || len(els) > maxContextElements {
-				bad(where, "%d context elements, want 1..%d", len(els), maxContextElements)
+			if len(els) == 0 || len(els) > slackview.MaxContextElements {
+				bad(where, "%d context elements, want 1..%d", len(els), slackview.MaxContextElements)
 			}
 			for j, e := range els {
-				text(fmt.Sprintf("%s.elements[%d]", where, j), e, maxSectionText, false)
+				text(fmt.Sprintf("%s.elements[%d]", where, j), e, slackview.MaxSectionText, false)
 			}
 		case "divider":
 		case "actions":
@@ -163,7 +164,7 @@ func validateButton(where string, e any, text func(string, any, int, bool), bad 
 	}
 	if c, ok := el["confirm"].(map[string]any); ok {
 		text(where+".confirm.title", c["title"], 100, true)
-		text(where+".confirm.text", c["text"], maxConfirmText, false)
+		text(where+".confirm.text", c["text"], slackview.MaxConfirmText, false)
 		text(where+".confirm.confirm", c["confirm"], 30, true)
 		text(where+".confirm.deny", c["deny"], 30, true)
 	}

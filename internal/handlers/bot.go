@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-// Package handlers is the bot's Slack face: the Socket Mode event loop,
-// /kafka command parsing, Block Kit rendering, approval buttons and thread
-// progress reporting. It talks to the cluster, the diagnosis engine and
+// Package handlers is the bot's Slack interaction logic: the Socket Mode
+// event loop, /kafka command parsing, approval decisions and thread
+// progress reporting. What it says is rendered by internal/slackview
+// (views and words) and sent through internal/slacktransport (the poster,
+// the fair job queue). It talks to the cluster, the diagnosis engine and
 // the repair executor through the small interfaces below and knows nothing
 // of client-go.
 package handlers
@@ -14,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,8 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
@@ -175,16 +178,16 @@ type Bot struct {
 	clock     func() time.Time
 	sm        *socketmode.Client
 	transport *http.Transport // closed when Run returns; nil with a caller's client
-	poster    *poster
+	poster    *slacktransport.Poster
 	approvers map[string]bool
 
 	connected atomic.Bool
 	started   atomic.Bool
 
-	queue  *jobQueue  // the worker pool and the fair queue in front of it
-	shared *coalescer // diagnoses running or recently finished, by pod
+	queue  *slacktransport.JobQueue // the worker pool and the fair queue in front of it
+	shared *coalescer               // diagnoses running or recently finished, by pod
 	wg     sync.WaitGroup
-	seen   *lru[string, struct{}]
+	seen   *slacktransport.LRU[string, struct{}]
 	// members are the clusters served, in order; byName finds them.
 	members []*member
 	byName  map[string]*member
@@ -196,7 +199,7 @@ type Bot struct {
 	workspaceURL string
 	// messages are the live copies of messages this process posted or saw
 	// clicked (alerts, diagnoses), by channel/ts.
-	messages *lru[string, *parentMessage]
+	messages *slacktransport.LRU[string, *parentMessage]
 }
 
 // New checks opts and builds a Bot; it does not connect.
@@ -243,13 +246,13 @@ func New(opts Options) (*Bot, error) {
 		shared:       newCoalescer(opts.ShareWindow, opts.Clock),
 		runCtx:       context.Background(),
 		workspaceURL: "https://slack.com/",
-		seen:         newLRU[string, struct{}](seenEnvelopes),
-		messages:     newLRU[string, *parentMessage](alertMessages),
+		seen:         slacktransport.NewLRU[string, struct{}](seenEnvelopes),
+		messages:     slacktransport.NewLRU[string, *parentMessage](alertMessages),
 	}
 	if err := b.setupClusters(&opts); err != nil {
 		return nil, err
 	}
-	b.queue = newJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
+	b.queue = slacktransport.NewJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
 	if opts.Alerts != nil {
 		if err := opts.Alerts.bind(b); err != nil {
 			return nil, err
@@ -298,7 +301,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.runCtx = ctx
-	b.poster = newPoster(ctx, b.sm, b.log, &b.wg)
+	b.poster = slacktransport.NewPoster(ctx, b.sm, b.log, &b.wg)
 	if b.opts.Alerts != nil {
 		b.opts.Alerts.start(b.poster)
 	}
@@ -343,7 +346,7 @@ loop:
 		return nil
 	}
 	b.log.Error("slack connection failed for good; stopping", "error", err)
-	if refusedToken(slackErrorCode(err) + err.Error()) {
+	if refusedToken(slacktransport.ErrorCode(err) + err.Error()) {
 		return fmt.Errorf("%w: Slack refused the app-level token (SLACK_APP_TOKEN): %w", ErrFatalConnection, err)
 	}
 	return fmt.Errorf("%w: %w", ErrFatalConnection, err)
@@ -372,9 +375,9 @@ func (b *Bot) checkBotToken(ctx context.Context) error {
 			b.workspaceURL = strings.TrimSuffix(u, "/") + "/"
 		}
 		return nil
-	case refusedToken(slackErrorCode(err)):
-		b.log.Error("slack refused the bot token (SLACK_BOT_TOKEN); stopping", "slack_error", slackErrorCode(err))
-		return fmt.Errorf("%w: Slack refused the bot token (SLACK_BOT_TOKEN): %s", ErrFatalConnection, slackErrorCode(err))
+	case refusedToken(slacktransport.ErrorCode(err)):
+		b.log.Error("slack refused the bot token (SLACK_BOT_TOKEN); stopping", "slack_error", slacktransport.ErrorCode(err))
+		return fmt.Errorf("%w: Slack refused the bot token (SLACK_BOT_TOKEN): %s", ErrFatalConnection, slacktransport.ErrorCode(err))
 	default:
 		b.log.Warn("could not check the bot token with auth.test; continuing", "error", err)
 		return nil
@@ -448,7 +451,7 @@ func (b *Bot) ack(ctx context.Context, req socketmode.Request, payload any) {
 
 // firstDelivery records an envelope ID and reports whether it is new.
 func (b *Bot) firstDelivery(req socketmode.Request) bool {
-	_, added := b.seen.addIfAbsent(req.EnvelopeID, struct{}{})
+	_, added := b.seen.AddIfAbsent(req.EnvelopeID, struct{}{})
 	if !added {
 		b.log.Info("ignoring a redelivered slack envelope", "envelope_id", req.EnvelopeID,
 			"retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
@@ -459,7 +462,7 @@ func (b *Bot) firstDelivery(req socketmode.Request) bool {
 // reserve takes a place in the worker queue without waiting; it fails
 // only when the queue is full. A reserved place must be used by start.
 func (b *Bot) reserve() bool {
-	_, ok := b.queue.admit()
+	_, ok := b.queue.Admit()
 	return ok
 }
 
@@ -467,7 +470,7 @@ func (b *Bot) reserve() bool {
 // waiting commands (clicks and alert commands: decisions should not wait
 // behind diagnoses). The timeout counts from when the job starts.
 func (b *Bot) start(ctx context.Context, job func(ctx context.Context)) {
-	b.queue.runUrgent(func() {
+	b.queue.RunUrgent(func() {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
 		job(ctx)
@@ -477,7 +480,7 @@ func (b *Bot) start(ctx context.Context, job func(ctx context.Context)) {
 // enqueue runs job for requester in a reserved place, in the requesters'
 // round-robin order, with a bounded context counted from its start.
 func (b *Bot) enqueue(ctx context.Context, requester string, job func(ctx context.Context)) {
-	b.queue.run(requester, func() {
+	b.queue.Run(requester, func() {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
 		job(ctx)
@@ -488,20 +491,4 @@ func (b *Bot) enqueue(ctx context.Context, requester string, job func(ctx contex
 func (b *Bot) isApprover(user string) bool { return b.approvers[user] }
 
 // approverList is for messages: the approvers (APPROVERS) as mentions.
-func (b *Bot) approverList() string { return approverMentions(b.opts.Approvers) }
-
-// approverMentions is a list of approvers as sorted mentions, at most 10.
-func approverMentions(users []string) string {
-	var out []string
-	for _, a := range users {
-		out = append(out, mention(a))
-	}
-	slices.Sort(out)
-	if len(out) == 0 {
-		return "nobody (APPROVERS is empty)"
-	}
-	if len(out) > 10 {
-		out = append(out[:10], "…")
-	}
-	return strings.Join(out, ", ")
-}
+func (b *Bot) approverList() string { return slackview.ApproverList(b.opts.Approvers) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -159,7 +160,7 @@ func (h *harness) click(m slackemu.Message, action, user string) {
 
 func (h *harness) clickRaw(c slackemu.Click) {
 	h.t.Helper()
-	id, err := h.emu.SendClickRaw(h.ctx(), c, blockActions)
+	id, err := h.emu.SendClickRaw(h.ctx(), c, slackview.BlockActions)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -241,10 +242,10 @@ func TestDiagnoseShowsSummaryWithButtons(t *testing.T) {
 		}
 	}
 	bs := buttons(t, m.Blocks)
-	if bs[actionApprove] == nil || bs[actionReject] == nil {
+	if bs[slackview.ActionApprove] == nil || bs[slackview.ActionReject] == nil {
 		t.Fatalf("want both buttons, got %v", bs)
 	}
-	tok, _ := bs[actionApprove]["value"].(string)
+	tok, _ := bs[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, h.clock.Now())
 	if err != nil {
 		t.Fatalf("button token: %v", err)
@@ -258,7 +259,7 @@ func TestDiagnoseShowsSummaryWithButtons(t *testing.T) {
 func TestApproveRunsRepairInThread(t *testing.T) {
 	h := startBot(t, nil)
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitRepairDone(m)
 	got := h.message(m)
 	if len(buttons(t, got.Blocks)) != 0 {
@@ -313,7 +314,7 @@ func TestApproveRunsRepairInThread(t *testing.T) {
 func TestRejectUpdatesMessage(t *testing.T) {
 	h := startBot(t, nil)
 	m := h.diagnose()
-	h.click(m, actionReject, approver)
+	h.click(m, slackview.ActionReject, approver)
 	h.waitFor("the rejection", func() bool { return h.message(m).Updated > 0 })
 	got := h.message(m)
 	text := blockTexts(t, got.Blocks)
@@ -335,23 +336,23 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 		opts func(*Options)
 	}{
 		{"non-approver", func(h *harness, m slackemu.Message, _ string) (string, string) {
-			h.click(m, actionApprove, stranger)
+			h.click(m, slackview.ActionApprove, stranger)
 			return stranger, channel
 		}, "not allowed to approve", nil},
 		{"requester approving own repair", func(h *harness, m slackemu.Message, _ string) (string, string) {
-			h.click(m, actionApprove, requester)
+			h.click(m, slackview.ActionApprove, requester)
 			return requester, channel
 		}, "someone else has to approve", func(o *Options) {
 			o.Approvers = append(o.Approvers, requester)
 		}},
 		{"stranger rejecting", func(h *harness, m slackemu.Message, _ string) (string, string) {
-			h.click(m, actionReject, stranger)
+			h.click(m, slackview.ActionReject, stranger)
 			return stranger, channel
 		}, "Only approvers or the person who asked", nil},
 		{"forged token", func(h *harness, m slackemu.Message, token string) (string, string) {
 			part, sig, _ := strings.Cut(token, ".")
 			forged := part[:len(part)-2] + "xx." + sig
-			h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: forged})
+			h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: forged})
 			return approver, channel
 		}, "not valid", nil},
 		{"token signed with another key", func(h *harness, m slackemu.Message, _ string) (string, string) {
@@ -361,16 +362,16 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 			if err != nil {
 				h.t.Fatal(err)
 			}
-			h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: tok})
+			h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: tok})
 			return approver, channel
 		}, "not valid", nil},
 		{"expired token", func(h *harness, m slackemu.Message, _ string) (string, string) {
 			h.clock.Advance(31 * time.Minute)
-			h.click(m, actionApprove, approver)
+			h.click(m, slackview.ActionApprove, approver)
 			return approver, channel
 		}, "expired", nil},
 		{"replay in another channel", func(h *harness, m slackemu.Message, token string) (string, string) {
-			h.clickRaw(slackemu.Click{ChannelID: otherChan, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: token})
+			h.clickRaw(slackemu.Click{ChannelID: otherChan, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: token})
 			return approver, otherChan
 		}, "another channel", nil},
 	}
@@ -378,7 +379,7 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := startBot(t, tt.opts)
 			m := h.diagnose()
-			token, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+			token, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 			user, where := tt.act(h, m, token)
 			e := h.ephemeral(where, user, tt.want)
 			if !strings.Contains(e.Text, "Nothing was changed") {
@@ -407,21 +408,21 @@ func TestRefusedClicksChangeNothing(t *testing.T) {
 func TestDoubleClickRunsOnce(t *testing.T) {
 	h := startBot(t, nil)
 	m := h.diagnose()
-	token, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	token, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	// Two clicks in flight before the message changes (a double click, or
 	// two approvers at once): the second must be refused.
-	first, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove})
+	first, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: token})
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: token})
 	if _, err := h.emu.WaitAck(h.ctx(), first); err != nil {
 		t.Fatal(err)
 	}
 	h.ephemeral(channel, approver, "already")
 	h.waitRepairDone(m)
 	// A third click after the update: the message has no buttons any more.
-	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: token})
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: token})
 	h.waitFor("a second refusal", func() bool {
 		n := 0
 		for _, e := range h.emu.Ephemerals(channel, approver) {
@@ -463,7 +464,7 @@ func TestRedeliveredEnvelopeRunsOnce(t *testing.T) {
 	}
 	// Redelivered clicks are dropped the same way.
 	m := h.emu.Messages(channel)[0]
-	cid, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionReject})
+	cid, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionReject})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +490,7 @@ func TestRateLimitedThreadStaysInOrder(t *testing.T) {
 	m := h.diagnose()
 	h.emu.InjectFault("chat.postMessage", slackemu.Fault{Status: 429, RetryAfter: 1, Times: 2})
 	h.emu.InjectFault("chat.update", slackemu.Fault{Status: 429, RetryAfter: 1})
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitRepairDone(m)
 	thread := h.emu.Thread(channel, m.TS)
 	th := threadTexts(thread)
@@ -681,7 +682,7 @@ func TestRejectedBlocksFallBackToPlainText(t *testing.T) {
 func TestApprovalWithoutRepairerSaysSo(t *testing.T) {
 	h := startBot(t, func(o *Options) { o.Repairer = nil })
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the honest note", func() bool {
 		for _, r := range h.emu.Thread(channel, m.TS) {
 			if strings.Contains(r.Text, "not available in this build") && strings.Contains(r.Text, "`move-metadata-log` of `__cluster_metadata-0` on pod `kafka/foobar-kafka-broker-0`") {

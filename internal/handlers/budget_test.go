@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -77,7 +78,7 @@ func TestRepairThreadBudget(t *testing.T) {
 			if l.AboveActions > 8 || l.Total > 14 {
 				t.Errorf("the stored diagnosis takes %d lines above the buttons (budget 8), %d in all (budget 14): %v", l.AboveActions, l.Total, l.Lines)
 			}
-			h.click(m, actionApprove, approver)
+			h.click(m, slackview.ActionApprove, approver)
 			h.waitFor("the outcome and the final status", func() bool {
 				th := h.emu.Thread(channel, m.TS)
 				return len(th) > 0 && strings.Contains(th[len(th)-1].Text, tt.want) &&
@@ -141,7 +142,7 @@ func TestChecklistShowsStepsNotStarted(t *testing.T) {
 	r := plannedRepairer{steps: elevenSteps()[:4], paused: make(chan struct{}), resume: make(chan struct{})}
 	h := startBot(t, func(o *Options) { o.Repairer = r })
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	<-r.paused
 	var checklist string
 	h.waitFor("the checklist with one step done", func() bool {

@@ -6,7 +6,7 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -40,7 +40,7 @@ func clickFrom(cb slack.InteractionCallback) (c click, ok bool) {
 		return click{}, false
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a == nil || (a.ActionID != actionApprove && a.ActionID != actionReject) {
+		if a == nil || (a.ActionID != slackview.ActionApprove && a.ActionID != slackview.ActionReject) {
 			continue
 		}
 		channel := cb.Channel.ID
@@ -57,7 +57,7 @@ func clickFrom(cb slack.InteractionCallback) (c click, ok bool) {
 		}
 		return click{
 			Team: team, Channel: channel, User: cb.User.ID, UserName: cb.User.Name,
-			MessageTS: ts, Approve: a.ActionID == actionApprove, Token: a.Value,
+			MessageTS: ts, Approve: a.ActionID == slackview.ActionApprove, Token: a.Value,
 			ResponseURL: cb.ResponseURL, Blocks: cb.Message.Blocks.BlockSet,
 		}, true
 	}
@@ -94,7 +94,7 @@ func (b *Bot) startClick(ctx context.Context, what, user, channel, responseURL s
 		b.wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 			defer cancel()
-			b.tell(ctx, channel, user, responseURL, busyText)
+			b.tell(ctx, channel, user, responseURL, slackview.Busy)
 		})
 		return
 	}
@@ -112,7 +112,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	a, m, r := b.authorize(c)
 	if r != nil {
 		b.audit("approval.refused", c, a, "reason", r.reason)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+r.tell)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(r.tell))
 		return
 	}
 	now := b.clock()
@@ -130,13 +130,12 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	}
 	if err != nil {
 		b.audit("approval.refused", c, a, "reason", "decision-not-recorded", "error", err.Error())
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 Your decision could not be recorded in the cluster, so nothing was done. "+
-			"Nothing was changed. Try again in a moment.")
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(slackview.RefuseNotRecorded))
 		return
 	}
 	if !out.Applied {
 		b.audit("approval.refused", c, a, "reason", out.Reason, "approvers", strings.Join(out.Record.Approvers(), ","))
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+alreadyDecided(out))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(alreadyDecided(out)))
 		return
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
@@ -147,18 +146,15 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 			dropped[i] = v.User
 		}
 		b.audit("approval.votes-dropped", c, a, "dropped", strings.Join(dropped, ","))
-		rep.Say(fmt.Sprintf("⚠️ Earlier approval(s) by %s no longer count: %s not an approver %snow%s. They were removed from the decision record.",
-			mentions(dropped), map[bool]string{true: "they are", false: "that person is"}[len(dropped) > 1], b.ofCluster(m),
-			map[bool]string{true: "", false: ", or asked for this diagnosis and self-approval is forbidden"}[b.opts.AllowSelfApproval]))
+		rep.Say(slackview.VotesDropped(dropped, b.ofCluster(m), b.opts.AllowSelfApproval))
 	}
 	// Everything below acts on the cluster the signed token names, and on
 	// no other (m is that cluster).
-	stamp := slackview.Date(now, slackview.DateTime)
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
-		parent.decide(fmt.Sprintf("❌ Rejected by %s at %s", mention(c.User), stamp), "Rejected — nothing was changed")
+		parent.decide(slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
 		rep.enqueueParentUpdate(true)
-		rep.Say(fmt.Sprintf("❌ %s rejected the repair of %s. Nothing was changed.", mention(c.User), inlineCode(a.Pod, 200)))
+		rep.Say(slackview.RejectedReply(c.User, a.Pod))
 		rep.Wait(ctx)
 		return
 	}
@@ -166,23 +162,18 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	if !out.Completed {
 		n, of := len(rec.Approvals), rec.Required
 		b.audit("approval.counted", c, a, "approvals", n, "required", of)
-		status := fmt.Sprintf("⏳ %d of %d approvals: approved by %s; waiting for %s", n, of, mentions(rec.Approvers()), moreApprovers(of-n))
-		rep.SetStatus(status)
-		rep.Say(fmt.Sprintf("✅ %s approved (%d of %d). The repair starts when %s approve%s. Nothing was changed yet.",
-			mention(c.User), n, of, moreApprovers(of-n), map[bool]string{true: "s", false: ""}[of-n == 1]))
+		rep.SetStatus(slackview.CountedStatus(n, of, rec.Approvers()))
+		rep.Say(slackview.CountedReply(c.User, n, of))
 		rep.Wait(ctx)
 		return
 	}
-	approvers := mentions(rec.Approvers())
 	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
-	parent.decide(fmt.Sprintf("✅ Approved by %s at %s", approvers, stamp), "⏳ Repair approved, starting…")
+	parent.decide(slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
 	rep.enqueueParentUpdate(true)
+	plan := slackview.Plan(a.Action, a.Target, b.podLabel(m, a.Namespace, a.Pod), a.PodUID, a.Rule)
 	if m.Repairer == nil {
-		rep.Say(fmt.Sprintf("✅ %s approved: %s\n\n"+
-			"⚠️ Automated execution is not available in this build of the bot, so *nothing was changed*. "+
-			"Follow the steps in the message above by hand, or run a build with the repair executor.",
-			mention(c.User), planText(a, b.podLabel(m, a.Namespace, a.Pod))))
-		rep.SetStatus("🛑 Approved, but automated execution is not available in this build — nothing was changed")
+		rep.Say(slackview.NoExecutorReply(c.User, plan))
+		rep.SetStatus(slackview.NoExecutorStatus)
 		rep.Wait(ctx)
 		return
 	}
@@ -193,15 +184,15 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		Channel: c.Channel, ThreadTS: c.MessageTS, DryRun: b.opts.DryRun,
 		ExpiresAt: a.ExpiresAt,
 	}
-	rep.Begin(fmt.Sprintf("✅ %s approved. Starting: %s", approvers, planText(a, b.podLabel(m, a.Namespace, a.Pod))), append(rec.Approvers(), a.Requester)...)
+	rep.Begin(slackview.StartingHead(rec.Approvers(), plan), append(rec.Approvers(), a.Requester)...)
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
 		fin := &finishOnce{Reporter: rep}
-		sum := m.Repairer.Repair(b.poster.base, req, fin)
-		fin.Finish(b.poster.base, sum)
+		sum := m.Repairer.Repair(b.runCtx, req, fin)
+		fin.Finish(b.runCtx, sum)
 		if sum.Outcome == recovery.OutcomeCrashAgain {
-			b.offerEscalationClear(b.poster.base, rep, m, a)
+			b.offerEscalationClear(b.runCtx, rep, m, a)
 		}
 		metrics.Repairs.WithLabelValues(string(sum.Outcome)).Inc()
 		b.log.Info("repair finished", "audit", true, "approval_id", a.ID, "cluster", m.Name, "namespace", a.Namespace, "pod", a.Pod,
@@ -216,47 +207,39 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 	a, err := approval.Verify(b.opts.ApprovalSecret, c.Token, b.clock())
 	switch {
 	case errors.Is(err, approval.ErrExpired):
-		return a, nil, &refusal{"expired", "This approval has expired. Nothing was changed. Run the diagnosis again to get fresh buttons."}
+		return a, nil, &refusal{"expired", slackview.RefuseExpired}
 	case errors.Is(err, approval.ErrNotYetValid):
-		return a, nil, &refusal{"not-yet-valid", "This approval is not valid yet (clock skew?). Nothing was changed."}
+		return a, nil, &refusal{"not-yet-valid", slackview.RefuseNotYetValid}
 	case err != nil:
-		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err),
-			"This button is not valid (it was not issued by this bot, or was altered). Nothing was changed."}
+		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err), slackview.RefuseInvalidToken}
 	}
 	m, ok := b.memberNamed(a.ClusterName)
 	if !ok {
 		if a.ClusterName == "" {
-			return a, nil, &refusal{"unknown-cluster",
-				"This button does not say which Kubernetes cluster it is for (it predates multi-cluster support), and I serve several. Nothing was changed. Run the diagnosis again to get fresh buttons."}
+			return a, nil, &refusal{"unknown-cluster", slackview.RefuseNoCluster}
 		}
-		return a, nil, &refusal{"unknown-cluster",
-			"This button is for cluster " + inlineCode(a.ClusterName, 80) + ", which I do not serve. Nothing was changed."}
+		return a, nil, &refusal{"unknown-cluster", slackview.RefuseUnknownCluster(a.ClusterName)}
 	}
 	if err := a.CheckOrigin(c.Team, c.Channel); err != nil {
-		return a, m, &refusal{"wrong-origin:" + tokenErrorName(err),
-			"This approval belongs to another channel. Nothing was changed."}
+		return a, m, &refusal{"wrong-origin:" + tokenErrorName(err), slackview.RefuseWrongOrigin}
 	}
-	if !hasButtons(c.Blocks) {
-		return a, m, &refusal{"already-decided", "This repair was already decided. Nothing was changed."}
+	if !slackview.HasButtons(c.Blocks) {
+		return a, m, &refusal{"already-decided", slackview.RefuseAlreadyDecided}
 	}
 	if c.Approve {
 		if !m.approvalChannels[c.Channel] {
-			return a, m, &refusal{"channel-not-allowed",
-				"Repairs " + b.ofCluster(m) + "are approved only in " + approvalChannelList(m) + ", not here. Nothing was changed."}
+			return a, m, &refusal{"channel-not-allowed", slackview.RefuseChannel(b.ofCluster(m), m.approvalChannelList())}
 		}
 		if !m.isApprover(c.User) {
-			return a, m, &refusal{"not-an-approver",
-				"You are not allowed to approve repairs " + b.ofCluster(m) + "Approvers: " + m.approverList() + ". Nothing was changed."}
+			return a, m, &refusal{"not-an-approver", slackview.RefuseNotApprover(b.ofCluster(m), m.approverList())}
 		}
 		if !b.opts.AllowSelfApproval && c.User == a.Requester {
-			return a, m, &refusal{"self-approval",
-				"You asked for this diagnosis, so someone else has to approve its repair. Nothing was changed."}
+			return a, m, &refusal{"self-approval", slackview.RefuseSelfApproval}
 		}
 		return a, m, nil
 	}
 	if !m.isApprover(c.User) && c.User != a.Requester {
-		return a, m, &refusal{"not-allowed-to-reject",
-			"Only approvers or the person who asked for the diagnosis can reject it. Nothing was changed."}
+		return a, m, &refusal{"not-allowed-to-reject", slackview.RefuseReject}
 	}
 	return a, m, nil
 }
@@ -268,11 +251,7 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 	b.audit("approval.refused", c, a, "reason", "decision-record-unsigned", "error", err.Error())
 	b.log.Warn("a decision record does not verify: someone else wrote or changed it; nothing was decided",
 		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
-	text := fmt.Sprintf("🛑 The decision record of this approval (the kafkabot-decision Lease of approval %s) does not carry this bot's signature: "+
-		"someone who can write Leases in namespace %s wrote or changed it (or it was written by a bot with another "+
-		"APPROVAL_SECRET, or by a version that did not sign decision records). No vote was counted and *nothing was run*. "+
-		"Check who wrote it (the API server's audit log), delete it, and run the diagnosis again for fresh buttons.",
-		inlineCode(a.ID, 80), inlineCode(a.Namespace, 80))
+	text := slackview.UnsignedRecord(a.ID, a.Namespace)
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
 	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
 	rep.Say(text)
@@ -280,12 +259,13 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 	b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 }
 
-// ofCluster is "of cluster X " on a multi-cluster bot, else "".
+// ofCluster is slackview.OfCluster's phrase for m on a multi-cluster bot,
+// else "".
 func (b *Bot) ofCluster(m *member) string {
 	if !b.multi() {
 		return ""
 	}
-	return "of cluster " + inlineCode(m.Name, 80) + " "
+	return slackview.OfCluster(m.Name)
 }
 
 func tokenErrorName(err error) string {
@@ -310,51 +290,11 @@ func alreadyDecided(out approval.Outcome) string {
 	r := out.Record
 	switch out.Reason {
 	case approval.ReasonAlreadyRejected:
-		return fmt.Sprintf("This repair was already rejected by %s at %s. Nothing was changed.",
-			mention(r.Rejected.User), slackview.Date(r.Rejected.At, slackview.DateTime))
+		return slackview.AlreadyRejected(r.Rejected.User, r.Rejected.At)
 	case approval.ReasonDuplicate:
-		return fmt.Sprintf("You already approved this repair (%d of %d approvals); %s must approve too. Nothing more was done.",
-			len(r.Approvals), r.Required, moreApprovers(r.Required-len(r.Approvals)))
+		return slackview.AlreadyApprovedByYou(len(r.Approvals), r.Required)
 	}
-	last := r.Approvals[len(r.Approvals)-1]
-	return fmt.Sprintf("This repair was already approved by %s at %s. Nothing more was done.",
-		mentions(r.Approvers()), slackview.Date(last.At, slackview.DateTime))
-}
-
-// moreApprovers says how many more approvers are needed, in words.
-func moreApprovers(n int) string {
-	if n == 1 {
-		return "one more approver"
-	}
-	return fmt.Sprintf("%d more approvers", n)
-}
-
-// mentions is a list of users as mentions.
-func mentions(users []string) string {
-	out := make([]string, len(users))
-	for i, u := range users {
-		out[i] = mention(u)
-	}
-	return strings.Join(out, ", ")
-}
-
-// planText describes an approval's plan in mrkdwn words (not a command).
-// pod names the pod (namespace/pod, with its cluster on a multi-cluster bot).
-func planText(a approval.Approval, pod string) string {
-	target := a.Target
-	if target == "" {
-		target = "-"
-	}
-	return fmt.Sprintf("%s of %s on pod %s (UID %s), for finding %s.",
-		inlineCode(a.Action, 80), inlineCode(target, 200), inlineCode(pod, 200),
-		inlineCode(orDash(a.PodUID), 80), inlineCode(a.Rule, 120))
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return slackview.AlreadyApproved(r.Approvers(), r.Approvals[len(r.Approvals)-1].At)
 }
 
 // audit writes a structured audit line. The token itself is never logged.
@@ -385,14 +325,6 @@ func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
 
 // approvalChannelList is for messages: the channels where Approve counts
 // for m's repairs.
-func approvalChannelList(m *member) string {
-	var out []string
-	for c := range m.approvalChannels {
-		out = append(out, "<#"+c+">")
-	}
-	slices.Sort(out)
-	if len(out) == 0 {
-		return "no channel (set APPROVAL_CHANNELS or ALERT_CHANNEL)"
-	}
-	return strings.Join(out, ", ")
+func (m *member) approvalChannelList() string {
+	return slackview.ApprovalChannels(slices.Collect(maps.Keys(m.approvalChannels)))
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // fuzzNow is the fuzz target's clock: the genuine token below is valid then.
@@ -58,12 +60,12 @@ func clickPayload(team, chan_, user, actionID, value string) string {
 		"channel":   map[string]any{"id": chan_},
 		"container": map[string]any{"type": "message", "message_ts": "1764435600.000100", "channel_id": chan_},
 		"message": map[string]any{"ts": "1764435600.000100", "blocks": []any{map[string]any{
-			"type": "actions", "block_id": blockActions,
+			"type": "actions", "block_id": slackview.BlockActions,
 			"elements": []any{
-				map[string]any{"type": "button", "action_id": actionApprove, "text": map[string]any{"type": "plain_text", "text": "Approve"}, "value": value},
-				map[string]any{"type": "button", "action_id": actionReject, "text": map[string]any{"type": "plain_text", "text": "Reject"}, "value": value},
+				map[string]any{"type": "button", "action_id": slackview.ActionApprove, "text": map[string]any{"type": "plain_text", "text": "Approve"}, "value": value},
+				map[string]any{"type": "button", "action_id": slackview.ActionReject, "text": map[string]any{"type": "plain_text", "text": "Reject"}, "value": value},
 			}}}},
-		"actions": []any{map[string]any{"type": "button", "action_id": actionID, "block_id": blockActions, "value": value}},
+		"actions": []any{map[string]any{"type": "button", "action_id": actionID, "block_id": slackview.BlockActions, "value": value}},
 	})
 	return string(b)
 }
@@ -76,13 +78,13 @@ func clickPayload(team, chan_, user, actionID, value string) string {
 // than the requester, with exactly the token's request.
 func FuzzInteractionPayload(f *testing.F) {
 	genuine := genuineFuzzToken(f)
-	f.Add(clickPayload("T0EMU0001", channel, approver, actionApprove, genuine))
-	f.Add(clickPayload("T0EMU0001", channel, approver, actionReject, genuine))
-	f.Add(clickPayload("T0EMU0001", otherChan, approver, actionApprove, genuine))
-	f.Add(clickPayload("T0OTHERWS", channel, approver, actionApprove, genuine))
-	f.Add(clickPayload("T0EMU0001", channel, stranger, actionApprove, genuine))
-	f.Add(clickPayload("T0EMU0001", channel, approver, actionApprove, genuine[:len(genuine)-3]+"AAA"))
-	f.Add(clickPayload("T0EMU0001", channel, approver, actionApprove, strings.Repeat("A", 10<<10)))
+	f.Add(clickPayload("T0EMU0001", channel, approver, slackview.ActionApprove, genuine))
+	f.Add(clickPayload("T0EMU0001", channel, approver, slackview.ActionReject, genuine))
+	f.Add(clickPayload("T0EMU0001", otherChan, approver, slackview.ActionApprove, genuine))
+	f.Add(clickPayload("T0OTHERWS", channel, approver, slackview.ActionApprove, genuine))
+	f.Add(clickPayload("T0EMU0001", channel, stranger, slackview.ActionApprove, genuine))
+	f.Add(clickPayload("T0EMU0001", channel, approver, slackview.ActionApprove, genuine[:len(genuine)-3]+"AAA"))
+	f.Add(clickPayload("T0EMU0001", channel, approver, slackview.ActionApprove, strings.Repeat("A", 10<<10)))
 	f.Add(`{"type":"block_actions","actions":[null]}`)
 	f.Add(`{"type":"block_actions","actions":[{"action_id":"kafkabot_approve"}],"message":{"blocks":[{"type":"unknown"}]}}`)
 	if raw, err := os.ReadFile("testdata/socket.envelope.interactive.block_actions.java-sdk-test.json"); err == nil {
@@ -119,7 +121,7 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		b.poster = newPoster(ctx, &scriptedAPI{}, b.log, &b.wg)
+		b.poster = slacktransport.NewPoster(ctx, &recordingAPI{}, b.log, &b.wg)
 		b.handleClick(ctx, c)
 		b.wg.Wait()
 
@@ -162,12 +164,12 @@ func TestInteractionPayloadSeeds(t *testing.T) {
 		payload string
 		repairs int
 	}{
-		{"genuine approval", clickPayload("T0EMU0001", channel, approver, actionApprove, genuine), 1},
-		{"reject", clickPayload("T0EMU0001", channel, approver, actionReject, genuine), 0},
-		{"replayed in another channel", clickPayload("T0EMU0001", otherChan, approver, actionApprove, genuine), 0},
-		{"replayed from another workspace", clickPayload("T0OTHERWS", channel, approver, actionApprove, genuine), 0},
-		{"not an approver", clickPayload("T0EMU0001", channel, stranger, actionApprove, genuine), 0},
-		{"altered signature", clickPayload("T0EMU0001", channel, approver, actionApprove, genuine[:len(genuine)-3]+"AAA"), 0},
+		{"genuine approval", clickPayload("T0EMU0001", channel, approver, slackview.ActionApprove, genuine), 1},
+		{"reject", clickPayload("T0EMU0001", channel, approver, slackview.ActionReject, genuine), 0},
+		{"replayed in another channel", clickPayload("T0EMU0001", otherChan, approver, slackview.ActionApprove, genuine), 0},
+		{"replayed from another workspace", clickPayload("T0OTHERWS", channel, approver, slackview.ActionApprove, genuine), 0},
+		{"not an approver", clickPayload("T0EMU0001", channel, stranger, slackview.ActionApprove, genuine), 0},
+		{"altered signature", clickPayload("T0EMU0001", channel, approver, slackview.ActionApprove, genuine[:len(genuine)-3]+"AAA"), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

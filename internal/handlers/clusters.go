@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // ClusterOptions are what the bot needs of one Kubernetes cluster it
@@ -84,7 +85,7 @@ type member struct {
 func (m *member) isApprover(user string) bool { return m.approvers[user] }
 
 // approverList is for messages: this cluster's approvers as mentions.
-func (m *member) approverList() string { return approverMentions(m.approverIDs) }
+func (m *member) approverList() string { return slackview.ApproverList(m.approverIDs) }
 
 // label is the cluster's name for messages ("" for an unnamed only cluster).
 func (m *member) label() string { return m.Name }
@@ -252,7 +253,7 @@ func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context
 // shortReason is an error's first line, shortened, for "cannot be reached (…)".
 func shortReason(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
-	return truncateRunes(s, 160)
+	return slackview.Truncate(s, 160)
 }
 
 // commandCluster returns the cluster a command names explicitly (its

@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -164,13 +165,13 @@ func TestFleetApprovalActsOnlyOnItsCluster(t *testing.T) {
 		if text := blockTexts(t, m.Blocks); !strings.Contains(text, tc.header) {
 			t.Fatalf("%q: the message does not name its cluster (%s):\n%s", tc.text, tc.header, text)
 		}
-		tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+		tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 		a, err := approval.Verify(testSecret, tok, f.clock.Now())
 		if err != nil || a.ClusterName != strings.Split(tc.header, "/")[0] {
 			t.Fatalf("%q: token %+v, %v: want it bound to %s", tc.text, a, err, tc.header)
 		}
 		otherDec := tc.otherDec.n.Load()
-		f.click(m, actionApprove, approver)
+		f.click(m, slackview.ActionApprove, approver)
 		f.waitRepairDone(m)
 		var thread string
 		for _, r := range f.emu.Thread(channel, m.TS) {
@@ -197,7 +198,7 @@ func TestFleetApprovalActsOnlyOnItsCluster(t *testing.T) {
 func TestFleetTokenForAnotherClusterIsRefused(t *testing.T) {
 	f := startFleet(t)
 	m := f.diagnoseIn("diagnose eu/kafka/broker-0")
-	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, f.clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +212,7 @@ func TestFleetTokenForAnotherClusterIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: forged})
+		f.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: forged})
 		f.ephemeral(channel, approver, tc.want)
 	}
 	if n := len(f.euRep.calls()) + len(f.usRep.calls()); n != 0 {
@@ -313,7 +314,7 @@ func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
 	if text := blockTexts(t, m.Blocks); !strings.Contains(text, "us/kafka/"+seedPod) {
 		t.Fatalf("the alert does not name its cluster:\n%s", text)
 	}
-	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	if a, err := approval.Verify(testSecret, tok, f.clock.Now()); err != nil || a.ClusterName != "us" {
 		t.Fatalf("the alert's Approve token is %+v, %v; want it bound to us", a, err)
 	}
@@ -396,7 +397,7 @@ func TestFleetClearEscalationActsOnItsCluster(t *testing.T) {
 		o.Clusters[1].Escalations, o.Clusters[1].Repairer = usEsc, crashingRepairer{}
 	})
 	m := f.diagnoseIn("diagnose us/kafka/broker-0")
-	f.click(m, actionApprove, approver)
+	f.click(m, slackview.ActionApprove, approver)
 	var button slackemu.Message
 	f.waitFor("the escalation message", func() bool {
 		for _, r := range f.emu.Thread(channel, m.TS) {
@@ -451,7 +452,7 @@ func TestFleetExplicitCommandOnAHangingCluster(t *testing.T) {
 func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	h := startBot(t, func(o *Options) { o.ClusterName = "prod" })
 	m := h.diagnose()
-	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, h.clock.Now())
 	if err != nil || a.ClusterName != "prod" {
 		t.Fatalf("new token %+v, %v: want it bound to prod", a, err)
@@ -461,7 +462,7 @@ func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: other})
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: other})
 	h.ephemeral(channel, approver, "which I do not serve")
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Fatalf("a token of another cluster ran %d repairs", n)
@@ -471,7 +472,7 @@ func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: actionApprove, Value: old})
+	h.clickRaw(slackemu.Click{ChannelID: channel, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionApprove, Value: old})
 	h.waitRepairDone(m)
 	if got := h.repairer.calls(); len(got) != 1 || got[0].ApprovalID != a.ID {
 		t.Fatalf("the token without a cluster ran %+v", got)
@@ -540,7 +541,7 @@ func TestSafety09_ClusterApprovalChannelsCountForThatClusterOnly(t *testing.T) {
 	}
 
 	us := diagnoseIn("diagnose us/broker-0")
-	f.click(us, actionApprove, approver)
+	f.click(us, slackview.ActionApprove, approver)
 	e := f.ephemeral(otherChan, approver, "Nothing was changed")
 	if !strings.Contains(e.Text, "<#"+channel+">") || strings.Contains(e.Text, "<#"+otherChan+">") {
 		t.Errorf("the refusal %q should name us's approval channel %s, not eu's %s", e.Text, channel, otherChan)
@@ -553,7 +554,7 @@ func TestSafety09_ClusterApprovalChannelsCountForThatClusterOnly(t *testing.T) {
 	}
 
 	eu := diagnoseIn("diagnose eu/broker-0")
-	f.click(eu, actionApprove, approver)
+	f.click(eu, slackview.ActionApprove, approver)
 	f.waitFor("cluster eu's repair", func() bool { return len(f.euRep.calls()) == 1 })
 	if n := len(f.usRep.calls()); n != 0 {
 		t.Errorf("cluster us's repairer ran %d repairs", n)

@@ -5,7 +5,6 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -195,8 +195,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 		return
 	}
 	if len(t.unchecked) > 0 {
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("ℹ️ Diagnosing %s, the only match I found. I could not check %s.",
-			inlineCode(t.m.Name+"/"+t.status.Namespace+"/"+t.status.Pod, 300), strings.Join(t.unchecked, ", ")))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.OnlyMatch(t.m.Name+"/"+t.status.Namespace+"/"+t.status.Pod, t.unchecked))
 	}
 	status, read := t.status, t.read
 	d, role := b.shared.join(shareKeyOf(t.m.Name, status), s, t.m)
@@ -229,7 +228,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 	}
 	for _, w := range b.shared.finish(d, snap, findings, err) {
 		metrics.Commands.WithLabelValues(string(VerbDiagnose), "shared").Inc()
-		b.queue.runOwed(w.User, func() {
+		b.queue.RunOwed(w.User, func() {
 			ctx, cancel := context.WithTimeout(b.runCtx, commandTimeout)
 			defer cancel()
 			b.answer(ctx, d, w)
@@ -242,8 +241,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 // channel where d is not posted yet, or a link to d's message there.
 func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 	if d.err != nil {
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not read %s: %s",
-			inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 200), escapeTruncate(d.err.Error(), 1500)))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.CannotRead(b.podLabel(d.m, d.key.namespace, d.key.pod), d.err.Error()))
 		return
 	}
 	p, mine := b.shared.claimChannel(d, s.Channel)
@@ -253,7 +251,7 @@ func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 		case <-ctx.Done():
 			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout*5)
 			defer cancel()
-			b.tell(tctx, s.Channel, s.User, s.ResponseURL, "⚠️ I gave up waiting for the diagnosis to be posted; please ask again.")
+			b.tell(tctx, s.Channel, s.User, s.ResponseURL, slackview.GaveUpWaiting)
 			return
 		}
 		if p.ok {
@@ -275,8 +273,7 @@ func (b *Bot) answer(ctx context.Context, d *sharedDiagnosis, s slashRequest) {
 func (b *Bot) sharedText(d *sharedDiagnosis, p *channelPost) string {
 	age := b.clock().Sub(d.finished).Round(time.Second)
 	link := b.workspaceURL + "archives/" + p.channel + "/p" + strings.Replace(p.ts, ".", "", 1)
-	return fmt.Sprintf("📎 %s was diagnosed %s ago for %s (same pod UID, restart count %d), without reading the cluster again: <%s|see the diagnosis>.",
-		inlineCode(b.podLabel(d.m, d.key.namespace, d.key.pod), 300), age, mention(p.requester), d.key.restarts, link)
+	return slackview.SharedDiagnosis(b.podLabel(d.m, d.key.namespace, d.key.pod), age, p.requester, d.key.restarts, link)
 }
 
 // postDiagnosis renders d for s (their Approve token when repairable) and
@@ -290,7 +287,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	}
 	now := b.clock()
 	view := slackview.Diagnosis{ClusterName: d.m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
-	if len(findings) > 0 && repairable(snap, findings[0]) {
+	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
@@ -308,14 +305,13 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	}
 	msg := view.Message()
 	fallback := msg.Fallback
-	ts, err := b.poster.post(ctx, s.Channel, "", msg.Blocks, fallback)
+	ts, err := b.poster.Post(ctx, s.Channel, "", msg.Blocks, fallback)
 	if err != nil {
-		if cannotPostHere(err) {
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
+		if slacktransport.CannotPostHere(err) {
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.NotInChannel(slacktransport.ErrorCode(err))+"\n"+fallback)
 		} else {
 			// Slack kept failing: the user must not be left with "Diagnosing…".
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf("⚠️ I could not post the diagnosis in this channel (%s). The short version:\n%s",
-				escapeTruncate(err.Error(), 300), fallback))
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.CannotPostDiagnosis(err.Error(), fallback))
 		}
 		return "", false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -118,7 +119,7 @@ func answered(h *harness, user, ch string) bool {
 func approveToken(t *testing.T, m slackemu.Message) string {
 	t.Helper()
 	s := string(m.Blocks)
-	i := strings.Index(s, `"action_id":"`+actionApprove+`"`)
+	i := strings.Index(s, `"action_id":"`+slackview.ActionApprove+`"`)
 	if i < 0 {
 		t.Fatalf("no Approve button in %s", s)
 	}
@@ -138,7 +139,7 @@ func TestRecentRequestSharesUntilWindowEnds(t *testing.T) {
 	h.clock.Advance(defaultShareWindow - time.Second)
 	h.slash(stranger, channel, "diagnose broker-0")
 	e := h.ephemeral(channel, stranger, linkTo(first))
-	if !strings.Contains(e.Text, "59s ago") || !strings.Contains(e.Text, mention(requester)) {
+	if !strings.Contains(e.Text, "59s ago") || !strings.Contains(e.Text, slackview.Mention(requester)) {
 		t.Errorf("shared answer %q should say how old it is and whose it was", e.Text)
 	}
 	if _, reads := h.cluster.counts(); reads != 1 {

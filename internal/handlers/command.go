@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Verb is what a /kafka command asks for.
@@ -199,34 +201,6 @@ func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' 
 // quoteFragment quotes a short, escaped piece of user input for a usage message.
 func quoteFragment(s string) string {
 	const maxFragment = 40
-	s = truncateRunes(s, maxFragment)
-	return "`" + strings.ReplaceAll(escapeMrkdwn(s), "`", "'") + "`"
-}
-
-// usageText is the help shown for /kafka help and for malformed commands.
-func usageText(slashCommand string) string {
-	if slashCommand == "" || !validSlashName(slashCommand) {
-		slashCommand = "/kafka"
-	}
-	c := slashCommand
-	return "*Usage*\n" +
-		"• `" + c + " diagnose [CLUSTER/][NAMESPACE/]POD` — diagnose a Kafka pod (also `-n NAMESPACE POD`; short names like `broker-0` work; `X/POD` means cluster X when I serve one of that name, else namespace X)\n" +
-		"• `" + c + " status` — the Kafka pods I can see, by cluster, with their state\n" +
-		"• `" + c + " silences` — the alert silences in force, each with an End silence button\n" +
-		"• `" + c + " sweep` — run the health sweep now (alerts go to the alert channel)\n" +
-		"• `" + c + " help` — this message\n" +
-		"A repairable problem gets *Approve repair* / *Reject* buttons; only approvers can approve or silence alerts."
-}
-
-func validSlashName(s string) bool {
-	if len(s) < 2 || len(s) > 32 || s[0] != '/' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	s = slackview.Truncate(s, maxFragment)
+	return "`" + strings.ReplaceAll(slackview.EscapeMrkdwn(s), "`", "'") + "`"
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -86,7 +88,7 @@ func TestUsageErrorQuotesSafely(t *testing.T) {
 		t.Fatal("want an error")
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "<!channel>") || runeLen(msg) > 120 {
+	if strings.Contains(msg, "<!channel>") || slackview.RuneLen(msg) > 120 {
 		t.Fatalf("usage error echoes raw or long input: %q", msg)
 	}
 }
@@ -103,7 +105,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &ue) {
 				t.Fatalf("non-usage error %T: %v", err, err)
 			}
-			if strings.Contains(ue.Problem, "<") || runeLen(ue.Problem) > 160 || !utf8.ValidString(ue.Problem) {
+			if strings.Contains(ue.Problem, "<") || slackview.RuneLen(ue.Problem) > 160 || !utf8.ValidString(ue.Problem) {
 				t.Fatalf("unsafe usage message %q", ue.Problem)
 			}
 			return
@@ -139,8 +141,8 @@ func TestEscapeTruncate(t *testing.T) {
 		{"äöüßx", 4, "äöü…"},
 	}
 	for _, tt := range tests {
-		got := escapeTruncate(tt.in, tt.max)
-		if got != tt.want || runeLen(got) > tt.max {
+		got := slackview.EscapeTruncate(tt.in, tt.max)
+		if got != tt.want || slackview.RuneLen(got) > tt.max {
 			t.Errorf("escapeTruncate(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
 		}
 	}

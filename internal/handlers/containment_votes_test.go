@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -40,7 +41,7 @@ func (h *harness) threadSays(m slackemu.Message, want string) string {
 // approvalOf returns the approval a diagnosis message's Approve button carries.
 func (h *harness) approvalOf(m slackemu.Message) approval.Approval {
 	h.t.Helper()
-	token, _ := buttons(h.t, m.Blocks)[actionApprove]["value"].(string)
+	token, _ := buttons(h.t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, token, h.clock.Now())
 	if err != nil {
 		h.t.Fatal(err)
@@ -134,11 +135,11 @@ func TestContainment4_ForgedDecisionVotesAreRefused(t *testing.T) {
 			m := h.diagnose()
 			a := h.approvalOf(m)
 			if tt.clickFirst {
-				h.click(m, actionApprove, approver)
+				h.click(m, slackview.ActionApprove, approver)
 				h.threadSays(m, "(1 of 2)")
 			}
 			tt.tamper(t, cs, a)
-			h.click(m, actionApprove, approver) // the only human click that counts
+			h.click(m, slackview.ActionApprove, approver) // the only human click that counts
 			h.refusedWithoutRepair(m, "does not carry this bot's signature", "one click plus a record the bot did not sign")
 			said := h.threadSays(m, "does not carry this bot's signature")
 			if !strings.Contains(said, "nothing was run") {
@@ -178,11 +179,11 @@ func TestContainment4_OnlyCurrentApproversVotesCount(t *testing.T) {
 			if _, err := store.Decide(context.Background(), approval.Click{Approval: a, User: tt.earlier, Approve: true, Required: 2, At: h.clock.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			h.click(m, actionApprove, approver)
+			h.click(m, slackview.ActionApprove, approver)
 			h.refusedWithoutRepair(m, "(1 of 2)", "one current approver plus a vote that no longer counts")
 			h.threadSays(m, "<@"+tt.earlier+"> no longer count")
 
-			h.click(m, actionApprove, approver3)
+			h.click(m, slackview.ActionApprove, approver3)
 			h.waitFor("the repair to start", func() bool { return len(h.repairer.calls()) == 1 })
 			if got := h.repairer.calls()[0].Approver; got != approver+","+approver3 {
 				t.Errorf("repair approvers = %q, want %s", got, approver+","+approver3)
@@ -199,7 +200,7 @@ func TestContainment4_OnlyCurrentApproversVotesCount(t *testing.T) {
 func TestContainment4_ClusterApproversCountForThatClusterOnly(t *testing.T) {
 	f := startFleet(t, func(o *Options) { o.Clusters[0].Approvers = []string{approver2} }) // eu
 	eu := f.diagnoseIn("diagnose eu/broker-0")
-	f.click(eu, actionApprove, approver)
+	f.click(eu, slackview.ActionApprove, approver)
 	if e := f.ephemeral(channel, approver, "You are not allowed to approve repairs"); !strings.Contains(e.Text, "<@"+approver2+">") {
 		t.Errorf("the refusal %q should name eu's approver", e.Text)
 	}
@@ -207,11 +208,11 @@ func TestContainment4_ClusterApproversCountForThatClusterOnly(t *testing.T) {
 	if n := len(f.euRep.calls()); n != 0 {
 		t.Fatalf("eu ran %d repairs on the Approve of an APPROVERS member who is not eu's approver", n)
 	}
-	f.click(eu, actionApprove, approver2)
+	f.click(eu, slackview.ActionApprove, approver2)
 	f.waitFor("eu's repair", func() bool { return len(f.euRep.calls()) == 1 })
 
 	us := f.diagnoseIn("diagnose us/broker-0")
-	f.click(us, actionApprove, approver2)
+	f.click(us, slackview.ActionApprove, approver2)
 	f.waitFor("the refusal of eu's approver on us", func() bool {
 		n := 0
 		for _, m := range f.emu.Ephemerals(channel, approver2) {
@@ -225,6 +226,6 @@ func TestContainment4_ClusterApproversCountForThatClusterOnly(t *testing.T) {
 	if n := len(f.usRep.calls()); n != 0 {
 		t.Fatalf("us ran %d repairs on the Approve of eu's approver", n)
 	}
-	f.click(us, actionApprove, approver)
+	f.click(us, slackview.ActionApprove, approver)
 	f.waitFor("us's repair", func() bool { return len(f.usRep.calls()) == 1 })
 }

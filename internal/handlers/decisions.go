@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 )
 
 // Decisions records each click on an approval's buttons before the bot
@@ -23,20 +24,20 @@ type Decisions interface {
 // replica only. It is the default when Options.Decisions is nil.
 type memoryDecisions struct {
 	mu      sync.Mutex
-	records *lru[string, *approval.Record]
+	records *slacktransport.LRU[string, *approval.Record]
 }
 
 // memoryDecisionRecords bounds the in-memory records.
 const memoryDecisionRecords = 4096
 
 func newMemoryDecisions() *memoryDecisions {
-	return &memoryDecisions{records: newLRU[string, *approval.Record](memoryDecisionRecords)}
+	return &memoryDecisions{records: slacktransport.NewLRU[string, *approval.Record](memoryDecisionRecords)}
 }
 
 func (m *memoryDecisions) Decide(_ context.Context, click approval.Click) (approval.Outcome, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fresh := approval.NewRecord(click.Approval, click.Required)
-	rec, _ := m.records.addIfAbsent(click.Approval.ID, &fresh)
+	rec, _ := m.records.AddIfAbsent(click.Approval.ID, &fresh)
 	return approval.Apply(rec, click)
 }

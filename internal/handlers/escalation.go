@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // Escalations reads and clears the per-cluster "escalated: no automated
@@ -84,17 +85,17 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 	}
 	text := fmt.Sprintf("🛑 Cluster %s is *escalated*: the bot runs no automated repair of any of its brokers until a person clears this. "+
 		"Find the cause first (the controllers' snapshot, the disks); then an approver clears it here, or anyone with cluster access runs %s.",
-		inlineCode(b.qualified(m, ref.Cluster), 260), inlineCode("bot escalation clear "+ref.Cluster, 260))
-	button := slack.NewButtonBlockElement(actionClearEscalation, token, plain("Clear escalation"))
+		slackview.InlineCode(b.qualified(m, ref.Cluster), 260), slackview.InlineCode("bot escalation clear "+ref.Cluster, 260))
+	button := slack.NewButtonBlockElement(actionClearEscalation, token, slackview.Plain("Clear escalation"))
 	button.Style = slack.StyleDanger
-	button.Confirm = slack.NewConfirmationBlockObject(plain("Allow automated repairs again?"),
-		plain("The bot will again offer automated repairs of "+ref.Cluster+"."), plain("Clear escalation"), plain("Cancel"))
+	button.Confirm = slack.NewConfirmationBlockObject(slackview.Plain("Allow automated repairs again?"),
+		slackview.Plain("The bot will again offer automated repairs of "+ref.Cluster+"."), slackview.Plain("Clear escalation"), slackview.Plain("Cancel"))
 	blocks := []slack.Block{
-		slack.NewSectionBlock(mrkdwn(text), nil, nil),
+		slack.NewSectionBlock(slackview.Mrkdwn(text), nil, nil),
 		slack.NewActionBlock(blockEscalation, button),
 	}
-	rep.setLast(b.poster.enqueue(rep.key(), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
+	rep.setLast(b.poster.Enqueue(rep.key(), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
 			b.log.Error("posting the escalation in the thread failed", "cluster", ref.Cluster, "error", err)
 		}
 	}))
@@ -148,7 +149,7 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	m, ok := b.memberNamed(g.KubeCluster)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+inlineCode(g.KubeCluster, 80)+").")
+		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+slackview.InlineCode(g.KubeCluster, 80)+").")
 		return
 	case !m.isApprover(c.User):
 		refuse("not-an-approver", "Only approvers "+b.ofCluster(m)+"may allow automated repairs again. Approvers: "+m.approverList()+".")
@@ -160,16 +161,16 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	ref, err := m.Escalations.ClearEscalation(ctx, g.Cluster, g.UID)
 	if err != nil {
 		b.log.Warn("clearing an escalation failed", "cluster", g.Cluster, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+inlineCode(g.Cluster, 200)+": "+
-			escapeTruncate(err.Error(), 500)+". `bot escalation list` shows the records.")
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+slackview.InlineCode(g.Cluster, 200)+": "+
+			slackview.EscapeTruncate(err.Error(), 500)+". `bot escalation list` shows the records.")
 		return
 	}
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
 		"kube_cluster", m.Name, "cluster", ref.Cluster, "escalated_pod", ref.Pod)
 	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
-		mention(c.User), inlineCode(b.qualified(m, ref.Cluster), 260))
-	done := b.poster.enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, g.Thread, nil, text); err != nil {
+		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, ref.Cluster), 260))
+	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.Cluster, "error", err)
 		}
 	})

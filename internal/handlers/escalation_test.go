@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -70,7 +71,7 @@ func TestSafety02_ClearEscalationButton(t *testing.T) {
 	}}
 	h := startBot(t, func(o *Options) { o.Repairer = crashingRepairer{}; o.Escalations = esc })
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	var button slackemu.Message
 	h.waitFor("the escalation message with its button", func() bool {
 		for _, r := range h.emu.Thread(channel, m.TS) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/slack-go/slack"
 )
 
 // The seed incident: broker node 100 of the foobar cluster crash-loops on
@@ -211,4 +213,53 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// recordingAPI answers every Web API call with success and records what
+// the bot said: a poster for tests that drive the handlers without a
+// Slack. Its zero value is ready.
+type recordingAPI struct {
+	mu         sync.Mutex
+	posts      []sentText // chat.postMessage, in order
+	ephemerals []sentText // chat.postEphemeral and response_url posts
+	updates    int
+}
+
+// sentText is one message the bot sent: where, to whom, and its text.
+type sentText struct {
+	Channel, Thread, User, Text string
+}
+
+func (a *recordingAPI) PostMessageContext(_ context.Context, ch string, opts ...slack.MsgOption) (string, string, error) {
+	_, vals, _ := slack.UnsafeApplyMsgOptions("", ch, "", opts...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.posts = append(a.posts, sentText{Channel: ch, Thread: vals.Get("thread_ts"), Text: vals.Get("text")})
+	return ch, fmt.Sprintf("%d.000100", len(a.posts)), nil
+}
+
+func (a *recordingAPI) UpdateMessageContext(context.Context, string, string, ...slack.MsgOption) (string, string, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.updates++
+	return "", "", "", nil
+}
+
+func (a *recordingAPI) PostEphemeralContext(_ context.Context, ch, user string, opts ...slack.MsgOption) (string, error) {
+	_, vals, _ := slack.UnsafeApplyMsgOptions("", ch, "", opts...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ephemerals = append(a.ephemerals, sentText{Channel: ch, User: user, Text: vals.Get("text")})
+	return "", nil
+}
+
+func (a *recordingAPI) SendMessageContext(context.Context, string, ...slack.MsgOption) (string, string, string, error) {
+	return "", "", "", nil
+}
+
+// sent returns copies of the posts and ephemerals so far.
+func (a *recordingAPI) sent() (posts, ephemerals []sentText) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.posts), slices.Clone(a.ephemerals)
 }

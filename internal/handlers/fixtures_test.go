@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 )
@@ -71,7 +72,7 @@ func TestSlashCommandFixtures(t *testing.T) {
 					t.Errorf("%q parsed to %+v; want usage", s.Text, cmd)
 				}
 			}
-			if u := usageText(s.Command); !strings.Contains(u, s.Command+" diagnose") {
+			if u := slackview.Usage(s.Command); !strings.Contains(u, s.Command+" diagnose") {
 				t.Errorf("usage does not name the command %s", s.Command)
 			}
 		})
@@ -88,7 +89,7 @@ func TestBlockActionsFixture(t *testing.T) {
 		t.Fatal("a foreign button (action_id \"a\") was taken for ours")
 	}
 	// The same click on one of our buttons.
-	cb.ActionCallback.BlockActions[0].ActionID = actionApprove
+	cb.ActionCallback.BlockActions[0].ActionID = slackview.ActionApprove
 	c, ok := clickFrom(cb)
 	if !ok {
 		t.Fatal("our button was not recognised")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 )
 
@@ -26,19 +27,12 @@ func newParentMessage(channel, ts string, blocks []slack.Block) *parentMessage {
 	return &parentMessage{Channel: channel, TS: ts, blocks: slices.Clone(blocks)}
 }
 
-// decide removes the buttons and records who decided, with a status line.
+// decide removes the buttons and records who decided, with a status line
+// (slackview.Decided).
 func (m *parentMessage) decide(decision, status string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []slack.Block
-	for _, b := range m.blocks {
-		if b.BlockType() == slack.MBTAction || b.ID() == blockDecision || b.ID() == blockStatus {
-			continue
-		}
-		out = append(out, b)
-	}
-	out = append(out, slack.NewContextBlock(blockDecision, mrkdwn(truncateRunes(decision, maxSectionText))), statusBlock(status))
-	m.blocks = capBlocks(out)
+	m.blocks = slackview.Decided(m.blocks, decision, status)
 	m.version++
 }
 
@@ -46,16 +40,7 @@ func (m *parentMessage) decide(decision, status string) {
 func (m *parentMessage) setStatus(status string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	replaced := false
-	for i, b := range m.blocks {
-		if b.ID() == blockStatus {
-			m.blocks[i] = statusBlock(status)
-			replaced = true
-		}
-	}
-	if !replaced {
-		m.blocks = capBlocks(append(m.blocks, statusBlock(status)))
-	}
+	m.blocks = slackview.WithStatus(m.blocks, status)
 	m.version++
 }
 

@@ -69,7 +69,7 @@ func TestRenderSeedDiagnosis(t *testing.T) {
 		t.Errorf("fallback %q lacks the pod", fallback)
 	}
 	bs := buttons(t, raw)
-	approve, reject := bs[actionApprove], bs[actionReject]
+	approve, reject := bs[slackview.ActionApprove], bs[slackview.ActionReject]
 	if approve == nil || reject == nil {
 		t.Fatalf("want Approve and Reject buttons, got %v", bs)
 	}
@@ -105,7 +105,7 @@ func TestRenderWithoutButtons(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, f := snap, f
 			tt.mutate(&s, &f)
-			if repairable(s, f) {
+			if slackview.Repairable(s, f) {
 				t.Fatal("repairable, want not")
 			}
 			blocks, _ := renderDiagnosis(diagnosisView{Snapshot: s, Findings: []diagnose.Finding{f}, Requester: "U0REQ", Now: renderNow})
@@ -170,8 +170,8 @@ func TestRenderHostileInputs(t *testing.T) {
 			if strings.Contains(text, "<@U0ADMIN>") || strings.Contains(text, "<https://evil") {
 				t.Error("a mention or link from the input survived")
 			}
-			if runeLen(fallback) > maxFallbackText {
-				t.Errorf("fallback of %d characters", runeLen(fallback))
+			if slackview.RuneLen(fallback) > slackview.MaxFallbackText {
+				t.Errorf("fallback of %d characters", slackview.RuneLen(fallback))
 			}
 		})
 	}
@@ -183,8 +183,8 @@ func TestEvidenceIsTruncatedWithANote(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("ERROR %03d %s", i, strings.Repeat("q", 1000)))
 	}
 	text := evidenceText(lines)
-	if runeLen(text) > maxSectionText {
-		t.Fatalf("evidence of %d characters", runeLen(text))
+	if slackview.RuneLen(text) > slackview.MaxSectionText {
+		t.Fatalf("evidence of %d characters", slackview.RuneLen(text))
 	}
 	if !strings.Contains(text, "more line(s) not shown") || !strings.Contains(text, "long lines cut") {
 		t.Errorf("no truncation note in %q", text[len(text)-200:])
@@ -240,7 +240,7 @@ func TestParentMessageDecision(t *testing.T) {
 	m.decide("✅ Approved by <@U0APPROVER>", "⏳ starting")
 	m.setStatus("✅ done")
 	got, _ := m.snapshot()
-	if hasButtons(got) {
+	if slackview.HasButtons(got) {
 		t.Fatal("buttons survived the decision")
 	}
 	if p := validateBlocks(got); len(p) > 0 {

@@ -5,15 +5,14 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -27,7 +26,7 @@ import (
 // reads out of order; edits overtaken by a newer one are skipped (chat.update
 // is rate limited more tightly than posts). Report does not wait for Slack.
 type ThreadReporter struct {
-	poster *poster
+	poster *slacktransport.Poster
 	parent *parentMessage
 	pod    string
 	log    *slog.Logger
@@ -60,7 +59,7 @@ var (
 	_ recovery.PlanReporter = (*finishOnce)(nil)
 )
 
-func newThreadReporter(p *poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
+func newThreadReporter(p *slacktransport.Poster, parent *parentMessage, pod string, log *slog.Logger, clock func() time.Time) *ThreadReporter {
 	if clock == nil {
 		clock = time.Now
 	}
@@ -74,8 +73,8 @@ func (r *ThreadReporter) Say(text string) { r.say(text) }
 
 // say posts text in the thread with extra message options.
 func (r *ThreadReporter) say(text string, extra ...slack.MsgOption) {
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
-		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, nil, text, extra...); err != nil {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
+		if _, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, nil, text, extra...); err != nil {
 			r.log.Error("posting repair progress in the thread failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -116,10 +115,11 @@ func (b *Bot) resumeReporter(m *member, channel, threadTS string) recovery.Repor
 	}
 	r := newThreadReporter(b.poster, newParentMessage(channel, threadTS, nil), "resumed repair", log, b.clock)
 	r.threadOnly = true
-	r.head = "🔁 *Repair resumed* after the bot restarted"
+	cluster := ""
 	if b.multi() && m != nil {
-		r.head += " in cluster " + inlineCode(m.Name, 80)
+		cluster = m.Name
 	}
+	r.head = slackview.ResumedHead(cluster)
 	return r
 }
 
@@ -148,12 +148,12 @@ func (r *ThreadReporter) SetStatus(status string) {
 // skipped, unless it must be shown (a decision).
 func (r *ThreadReporter) enqueueParentUpdate(mustShow bool) {
 	_, version := r.parent.snapshot()
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
 		blocks, current := r.parent.snapshot()
 		if current != version && !mustShow {
 			return // a newer status is queued behind this one
 		}
-		if err := r.poster.update(ctx, r.parent.Channel, r.parent.TS, blocks, "Kafka repair of "+r.pod); err != nil {
+		if err := r.poster.Update(ctx, r.parent.Channel, r.parent.TS, blocks, slackview.RepairFallback(r.pod)); err != nil {
 			r.log.Error("updating the diagnosis message's status failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -165,7 +165,7 @@ func (r *ThreadReporter) progressView() (slackview.Progress, int) {
 	defer r.mu.Unlock()
 	head := r.head
 	if head == "" {
-		head = "*Repair of " + inlineCode(r.pod, 200) + "*"
+		head = slackview.RepairHead(r.pod)
 	}
 	steps := make([]slackview.Step, len(r.steps))
 	copy(steps, r.steps)
@@ -182,14 +182,14 @@ func (r *ThreadReporter) progressView() (slackview.Progress, int) {
 // reply. An edit overtaken by a newer one is skipped unless mustShow.
 func (r *ThreadReporter) enqueueProgress(mustShow bool) {
 	_, version := r.progressView()
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
 		view, current := r.progressView()
 		if current != version && !mustShow {
 			return
 		}
 		msg := view.Message()
 		if r.progressTS == "" {
-			ts, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback)
+			ts, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback)
 			if err != nil {
 				r.log.Error("posting the repair checklist in the thread failed", "pod", r.pod, "error", err)
 				return
@@ -197,7 +197,7 @@ func (r *ThreadReporter) enqueueProgress(mustShow bool) {
 			r.progressTS = ts
 			return
 		}
-		if err := r.poster.update(ctx, r.parent.Channel, r.progressTS, msg.Blocks, msg.Fallback); err != nil {
+		if err := r.poster.Update(ctx, r.parent.Channel, r.progressTS, msg.Blocks, msg.Fallback); err != nil {
 			r.log.Error("updating the repair checklist failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -254,16 +254,16 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	}
 	r.steps[i].State = state
 	r.steps[i].Detail = p.Detail
-	long := isLongDetail(p.Detail)
+	long := slackview.LongDetail(p.Detail)
 	if long && state == slackview.StepSkipped {
 		// A dry run's pod spec or script: kept whole in a reply of its
 		// own, not cut down to a checklist line.
-		r.steps[i].Detail = "the full text is in the reply below"
+		r.steps[i].Detail = slackview.DetailInReply
 	} else if long {
 		// Such as the restarted broker's recovery log lines: kept whole
 		// in the outcome reply.
-		r.steps[i].Detail = "shown in full in the outcome below"
-		r.notes = append(r.notes, slackview.Note{Title: p.Step, Text: dropTook(p.Detail)})
+		r.steps[i].Detail = slackview.DetailInOutcome
+		r.notes = append(r.notes, slackview.Note{Title: p.Step, Text: slackview.DropTook(p.Detail)})
 		long = false
 	}
 	if state != slackview.StepRunning {
@@ -274,10 +274,9 @@ func (r *ThreadReporter) Report(_ context.Context, p recovery.Progress) {
 	r.mu.Unlock()
 	r.enqueueProgress(false)
 	if long {
-		r.Say(fmt.Sprintf("*%s*\n%s", escapeTruncate(oneLine(p.Step), 200), escapeTruncate(p.Detail, maxSectionText)))
+		r.Say(slackview.StepReply(p.Step, p.Detail))
 	}
-	r.SetStatus(fmt.Sprintf("%s repair in progress, step %d of %d: %s (%s)", state.Icon(), n, total,
-		escapeTruncate(oneLine(p.Step), 300), escapeMrkdwn(string(p.Status))))
+	r.SetStatus(slackview.StepRunStatus(state, n, total, p.Step, string(p.Status)))
 }
 
 // Finish completes the checklist, posts the outcome (to the channel too
@@ -304,8 +303,8 @@ func (r *ThreadReporter) Finish(ctx context.Context, s recovery.Summary) {
 	if out.Kind.Alarming() || r.threadOnly {
 		extra = append(extra, slack.MsgOptionBroadcast())
 	}
-	r.setLast(r.poster.enqueue(r.key(), func(ctx context.Context) {
-		if _, err := r.poster.post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback, extra...); err != nil {
+	r.setLast(r.poster.Enqueue(r.key(), func(ctx context.Context) {
+		if _, err := r.poster.Post(ctx, r.parent.Channel, r.parent.TS, msg.Blocks, msg.Fallback, extra...); err != nil {
 			r.log.Error("posting the repair's outcome in the thread failed", "pod", r.pod, "error", err)
 		}
 	}))
@@ -325,20 +324,6 @@ func (r *ThreadReporter) Wait(ctx context.Context) {
 	case <-last:
 	case <-ctx.Done():
 	}
-}
-
-// isLongDetail says whether a step's detail is too long for a checklist line.
-func isLongDetail(d string) bool {
-	return runeLen(d) > 600 || strings.Count(d, "\n") > 6
-}
-
-// dropTook removes the executor's "took …" line from a step's detail.
-func dropTook(d string) string {
-	first, rest, ok := strings.Cut(d, "\n")
-	if ok && strings.HasPrefix(first, "took ") {
-		return rest
-	}
-	return d
 }
 
 func stepState(s recovery.StepStatus) slackview.StepState {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -52,14 +53,14 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 	})
 
 	m := h.diagnose()
-	h.click(m, actionApprove, stranger)
+	h.click(m, slackview.ActionApprove, stranger)
 	h.ephemeral(channel, stranger, "not allowed to approve")
 	h.emu.InjectFault("chat.postMessage", slackemu.Fault{Status: 429, RetryAfter: 1})
 	h.emu.InjectFault("chat.update", slackemu.Fault{Status: 503})
 	opened := h.emu.ConnectionsOpened()
 	h.emu.DropConnections()
 	h.waitFor("a reconnection", func() bool { return h.emu.ConnectionsOpened() > opened })
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the failed repair's summary", func() bool {
 		th := h.emu.Thread(channel, m.TS)
 		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair failed")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -147,7 +148,7 @@ func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time
 			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
 			return nil
 		}
-		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, plain("🔕 Silence "+what+" "+c.label)))
+		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, slackview.Plain("🔕 Silence "+what+" "+c.label)))
 	}
 	return slack.NewActionBlock(blockSilence, buttons...)
 }
@@ -182,7 +183,7 @@ func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time
 	}
 	var options []*slack.OptionBlockObject
 	for _, c := range silenceChoices {
-		options = append(options, slack.NewOptionBlockObject(c.label, plain("🔕 Silence "+what+" for "+c.label), nil))
+		options = append(options, slack.NewOptionBlockObject(c.label, slackview.Plain("🔕 Silence "+what+" for "+c.label), nil))
 	}
 	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
 }
@@ -292,18 +293,18 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	sil, err := m.Silencer.Silence(ctx, g.Key, until, c.User)
 	if err != nil {
 		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not record the silence: "+escapeTruncate(err.Error(), 500))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not record the silence: "+slackview.EscapeTruncate(err.Error(), 500))
 		return
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
-		mention(c.User), inlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
-		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
+		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
+		slackview.Date(sil.Until, slackview.DateTime), slackview.InlineCode(sil.ID, 40))
 	sil.kc = m.Name
 	blocks := b.silenceConfirmation(text, sil, c.Channel)
-	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
+	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}
 	})
@@ -343,7 +344,7 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 		return
 	}
 	if !b.reserve() {
-		b.ack(ctx, req, ephemeralResponse(busyText))
+		b.ack(ctx, req, ephemeralResponse(slackview.Busy))
 		metrics.Commands.WithLabelValues(string(verb), "busy").Inc()
 		return
 	}
@@ -367,7 +368,7 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		var err error
 		if list, err = b.members[0].Silencer.Silences(ctx); err != nil {
 			b.log.Error("listing silences failed", "error", err)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+slackview.EscapeTruncate(err.Error(), 500))
 			return
 		}
 	} else {
@@ -380,9 +381,9 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		for _, r := range results {
 			switch {
 			case r.unreachable != "":
-				problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, escapeTruncate(r.unreachable, 200)))
+				problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, slackview.EscapeTruncate(r.unreachable, 200)))
 			case r.err != nil:
-				problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 200)))
+				problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 200)))
 			}
 			for _, sil := range r.val {
 				sil.kc = r.m.Name
@@ -403,10 +404,10 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		note := "⚠️ I could not read the silences of " + strings.Join(problems, "; ") + "."
 		text = note + "\n" + text
 		if len(blocks) > 0 {
-			blocks = append([]slack.Block{section("kafkabot.silences.unread", note)}, blocks...)
+			blocks = append([]slack.Block{slackview.Section("kafkabot.silences.unread", note)}, blocks...)
 		}
 	}
-	if err := b.poster.ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
+	if err := b.poster.Ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
 		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
 	}
 }
@@ -419,9 +420,9 @@ func silencesText(list []Silence, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "🔕 *%d silence(s) in force*\n", len(list))
 	for i, s := range list {
-		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", inlineCode(s.Key, 300),
-			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
-		if runeLen(b.String())+runeLen(line) > plainFallbackMaxText-40 {
+		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", slackview.InlineCode(s.Key, 300),
+			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), slackview.Mention(s.By), slackview.InlineCode(s.ID, 40))
+		if slackview.RuneLen(b.String())+slackview.RuneLen(line) > slacktransport.MaxPlainText-40 {
 			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
 			break
 		}
@@ -457,7 +458,7 @@ func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
 			notLeader = append(notLeader, "`"+o.m.Name+"`")
 		case o.err != nil:
 			b.log.Error("sweep on request failed", "user", s.User, "cluster", o.m.Name, "error", o.err)
-			failed = append(failed, b.qualified(o.m, escapeTruncate(o.err.Error(), 300)))
+			failed = append(failed, b.qualified(o.m, slackview.EscapeTruncate(o.err.Error(), 300)))
 		default:
 			swept = append(swept, "`"+o.m.Name+"`")
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -85,7 +86,7 @@ func TestSilenceClickRefused(t *testing.T) {
 			return approver, alertChan
 		}, "not valid"},
 		{"approval token as silence", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
-			tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
+			tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 			forge(h, m, approver, alertChan, tok)
 			return approver, alertChan
 		}, "not valid"},
@@ -259,7 +260,7 @@ func TestParseAlertVerbs(t *testing.T) {
 			t.Errorf("ParseCommand(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
 		}
 	}
-	if u := usageText("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {
+	if u := slackview.Usage("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {
 		t.Errorf("usage does not mention the alert verbs:\n%s", u)
 	}
 }

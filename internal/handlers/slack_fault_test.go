@@ -19,6 +19,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -94,7 +95,7 @@ func TestFaultSocketClosedMidRepair(t *testing.T) {
 	r := newPausingRepairer(faultSteps, 3)
 	h := startBot(t, func(o *Options) { o.Repairer = r })
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	<-r.paused
 
 	opened := h.emu.ConnectionsOpened()
@@ -209,7 +210,7 @@ func TestFaultWebAPIRateLimitedEveryThirdCall(t *testing.T) {
 		o.Repairer = r
 	})
 	m := h.diagnose()
-	h.click(m, actionApprove, approver)
+	h.click(m, slackview.ActionApprove, approver)
 	h.waitRepairDone(m)
 	assertRepairThread(t, h, m, steps)
 	if n := len(h.emu.Messages(channel)); n != 1 {
@@ -248,7 +249,7 @@ func TestFaultWebAPIServerErrors(t *testing.T) {
 			}
 			h.emu.InjectFault("chat.postMessage", slackemu.Fault{Status: status, Times: 1})
 			h.emu.InjectFault("chat.update", slackemu.Fault{Status: status, Times: 1})
-			h.click(m, actionApprove, approver)
+			h.click(m, slackview.ActionApprove, approver)
 			h.waitRepairDone(m)
 			assertRepairThread(t, h, m, steps)
 

@@ -5,16 +5,15 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -22,8 +21,6 @@ import (
 func ephemeralResponse(text string) map[string]any {
 	return map[string]any{"response_type": "ephemeral", "text": text}
 }
-
-const busyText = "⏳ I am busy with other requests right now. Please try again in a minute."
 
 // slashRequest is what the bot reads from a slash command.
 type slashRequest struct {
@@ -45,46 +42,36 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 	parsed, err := ParseCommand(s.Text)
 	if err != nil {
 		b.log.Info("unusable /kafka command", "audit", true, "user", s.User, "channel", s.Channel, "problem", err.Error())
-		b.ack(ctx, req, ephemeralResponse("⚠️ "+err.Error()+"\n\n"+usageText(s.Command)))
+		b.ack(ctx, req, ephemeralResponse(slackview.UsageProblem(err.Error(), s.Command)))
 		metrics.Commands.WithLabelValues("unknown", "usage").Inc()
 		return
 	}
 	switch parsed.Verb {
 	case VerbHelp:
-		b.ack(ctx, req, ephemeralResponse(usageText(s.Command)))
+		b.ack(ctx, req, ephemeralResponse(slackview.Usage(s.Command)))
 		metrics.Commands.WithLabelValues(string(VerbHelp), "answered").Inc()
 	case VerbSilences, VerbSweep:
 		b.onAlertCommand(ctx, req, s, parsed.Verb)
 	case VerbStatus, VerbDiagnose:
-		retry, ok := b.queue.admit()
+		retry, ok := b.queue.Admit()
 		if !ok {
-			running, waiting := b.queue.depth()
+			running, waiting := b.queue.Depth()
 			b.log.Warn("command queue full; refusing a command", "user", s.User, "workers", running, "waiting", waiting)
-			b.ack(ctx, req, ephemeralResponse(queueFullText(waiting, retry)))
+			b.ack(ctx, req, ephemeralResponse(slackview.QueueFull(waiting, retry)))
 			metrics.Commands.WithLabelValues(string(parsed.Verb), "busy").Inc()
 			return
 		}
 		metrics.Commands.WithLabelValues(string(parsed.Verb), "accepted").Inc()
 		if parsed.Verb == VerbStatus {
-			b.ack(ctx, req, ephemeralResponse("🔎 Reading the Kafka pods' status…"))
+			b.ack(ctx, req, ephemeralResponse(slackview.ReadingStatus))
 			b.enqueue(ctx, s.User, func(ctx context.Context) { b.runStatus(ctx, s) })
 			return
 		}
 		target := strings.Join(slices.DeleteFunc([]string{parsed.Cluster, parsed.Scope, parsed.Namespace, parsed.Pod},
 			func(s string) bool { return s == "" }), "/")
-		b.ack(ctx, req, ephemeralResponse("🔎 Diagnosing `"+target+"`… the result will be posted in this channel."))
+		b.ack(ctx, req, ephemeralResponse(slackview.Diagnosing(target)))
 		b.enqueue(ctx, s.User, func(ctx context.Context) { b.runDiagnose(ctx, s, parsed) })
 	}
-}
-
-// blockRepairNotice is the block ID of /kafka status's repair notice.
-const blockRepairNotice = "repair-notice"
-
-// queueFullText is the refusal of a command when the queue is full: it
-// says why and when to try again (at least 5 s, in whole seconds).
-func queueFullText(waiting int, retry time.Duration) string {
-	secs := max(int((retry+time.Second-1)/time.Second), 5)
-	return fmt.Sprintf("⏳ %d requests are already waiting, as many as I queue (QUEUE_SIZE). Please try again in about %d seconds.", waiting, secs)
 }
 
 // runStatus answers /kafka status: one cluster's pods as before, or, on a
@@ -99,26 +86,26 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 	pods, err := m.Cluster.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.CannotListPods(err.Error()))
 		return
 	}
-	msg := slackview.Pods(pods, b.clock())
-	blocks, fallback := msg.Blocks, msg.Fallback
-	if m.RepairNotice != nil {
-		if notice := m.RepairNotice(); notice != "" && len(blocks) > 0 {
-			// Right under the header: whether repairs can run at all.
-			blocks = append(blocks[:1:1], append([]slack.Block{slackview.Section(blockRepairNotice, notice)}, blocks[1:]...)...)
-			fallback = notice + "\n" + fallback
-		}
+	msg := slackview.Status(pods, b.clock(), repairNotice(m))
+	b.postStatus(ctx, s, msg.Blocks, msg.Fallback)
+}
+
+// repairNotice is m's line on whether repairs can run at all, or "".
+func repairNotice(m *member) string {
+	if m.RepairNotice == nil {
+		return ""
 	}
-	b.postStatus(ctx, s, blocks, fallback)
+	return m.RepairNotice()
 }
 
 // postStatus posts /kafka status's message, or shows it to the asker when
 // the bot cannot post in the channel.
 func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Block, fallback string) {
-	if _, err := b.poster.post(ctx, s.Channel, "", blocks, fallback); err != nil && cannotPostHere(err) {
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, notInChannelText(err)+"\n"+fallback)
+	if _, err := b.poster.Post(ctx, s.Channel, "", blocks, fallback); err != nil && slacktransport.CannotPostHere(err) {
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.NotInChannel(slacktransport.ErrorCode(err))+"\n"+fallback)
 	}
 }
 
@@ -127,53 +114,23 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
 		return m.Cluster.KafkaPods(ctx)
 	}, func(error) bool { return false })
-	now := b.clock()
-	blocks := []slack.Block{slackview.Header("Kafka pods, by Kubernetes cluster")}
-	// Each cluster gets an equal share of the message's blocks, so a long
-	// list never pushes another cluster (an unreachable one) out.
-	budget := max((slackview.MaxBlocks-1)/len(results), 2)
-	var fallback []string
-	for _, r := range results {
-		var section []slack.Block
-		var text string
-		switch {
-		case r.unreachable != "":
-			text = fmt.Sprintf("⛔ *%s* cannot be reached (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.unreachable, 200))
-			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
-		case r.err != nil:
-			text = fmt.Sprintf("⚠️ *%s*: I could not list the Kafka pods (%s)", escapeMrkdwn(r.m.Name), escapeTruncate(r.err.Error(), 200))
-			section = []slack.Block{slackview.Section("cluster-"+r.m.Name, text)}
-		default:
-			msg := slackview.Pods(r.val, now)
-			text = fmt.Sprintf("☸️ *%s*", escapeMrkdwn(r.m.Name))
-			section = []slack.Block{slack.NewDividerBlock(), slackview.Section("cluster-"+r.m.Name, text)}
-			if r.m.RepairNotice != nil {
-				if notice := r.m.RepairNotice(); notice != "" {
-					section = append(section, slackview.Section(blockRepairNotice+"-"+r.m.Name, notice))
-					text += "\n" + notice
-				}
-			}
-			if len(msg.Blocks) > 1 {
-				section = append(section, msg.Blocks[1:]...) // without its header
-			}
-			text += "\n" + msg.Fallback
+	clusters := make([]slackview.ClusterPods, len(results))
+	for i, r := range results {
+		clusters[i] = slackview.ClusterPods{Name: r.m.Name, Unreachable: r.unreachable, Err: r.err, Pods: r.val}
+		if r.unreachable == "" && r.err == nil {
+			clusters[i].Notice = repairNotice(r.m)
 		}
-		if len(section) > budget {
-			section = append(section[:budget-1], slackview.Section("cluster-more-"+r.m.Name,
-				fmt.Sprintf("_… %d more sections of %s left out (Slack's limit on one message's blocks)._", len(section)-budget+1, escapeMrkdwn(r.m.Name))))
-		}
-		blocks = append(blocks, section...)
-		fallback = append(fallback, text)
 	}
-	b.postStatus(ctx, s, capBlocks(blocks), truncateRunes(strings.Join(fallback, "\n"), plainFallbackMaxText))
+	msg := slackview.FleetStatus(clusters, b.clock())
+	b.postStatus(ctx, s, msg.Blocks, slackview.Truncate(msg.Fallback, slacktransport.MaxPlainText))
 }
 
 // postDetails posts a message's details as the first reply in its thread,
 // through the thread's ordered queue (so nothing about a repair can
 // overtake it), and waits for it (or ctx).
 func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
-	done := b.poster.enqueue(messageKey(channel, ts), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
+	done := b.poster.Enqueue(messageKey(channel, ts), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
 			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
 		}
 	})
@@ -185,12 +142,7 @@ func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slack
 
 // tell shows text to one user only.
 func (b *Bot) tell(ctx context.Context, channel, user, responseURL, text string) {
-	if err := b.poster.ephemeral(ctx, channel, user, responseURL, text); err != nil {
+	if err := b.poster.Ephemeral(ctx, channel, user, responseURL, text); err != nil {
 		b.log.Error("could not reach the user", "user", user, "channel", channel, "error", err)
 	}
-}
-
-func notInChannelText(err error) string {
-	return fmt.Sprintf("⚠️ I cannot post in this channel (`%s`). Invite me with `/invite @kafkabot` and try again. The short version:",
-		slackErrorCode(err))
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // target is the pod a diagnose command resolved to, in its cluster.
@@ -73,7 +74,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 			}
 			b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "cluster", m.Name,
 				"namespace", ns, "pod", cmd.Pod, "error", err)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+escapeTruncate(err.Error(), 1500))
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+slackview.EscapeTruncate(err.Error(), 1500))
 			return target{}, false
 		}
 		if b.multi() {
@@ -103,7 +104,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 			matches = append(matches, r.m.Name+"/"+r.val.status.Namespace+"/"+r.val.status.Pod)
 		case errors.Is(r.err, ErrAmbiguousPod):
 			checked = append(checked, "`"+r.m.Name+"`")
-			ambiguous = append(ambiguous, fmt.Sprintf("in `%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 600)))
+			ambiguous = append(ambiguous, fmt.Sprintf("in `%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 600)))
 		default: // no such pod there
 			checked = append(checked, "`"+r.m.Name+"`")
 		}
@@ -132,12 +133,12 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 			"pod", cmd.Pod, "namespace", ns, "matches", strings.Join(matches, ","), "ambiguous_in", len(ambiguous))
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf(
 			"❓ %s matches Kafka pods in more than one place. Which one? Ask again with the full name, like `/kafka diagnose %s`:\n%s%s",
-			inlineCode(what, 300), firstOr(matches, "CLUSTER/NAMESPACE/POD"), strings.Join(lines, "\n"), uncheckedNote))
+			slackview.InlineCode(what, 300), firstOr(matches, "CLUSTER/NAMESPACE/POD"), strings.Join(lines, "\n"), uncheckedNote))
 		return target{}, false
 	}
 	b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "namespace", ns, "pod", cmd.Pod,
 		"error", "not found in any cluster", "unchecked", len(unchecked))
-	text := fmt.Sprintf("⚠️ I found no Kafka pod %s in any cluster I could check", inlineCode(what, 300))
+	text := fmt.Sprintf("⚠️ I found no Kafka pod %s in any cluster I could check", slackview.InlineCode(what, 300))
 	if len(checked) > 0 {
 		text += " (" + strings.Join(checked, ", ") + ")"
 	}

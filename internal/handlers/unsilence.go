@@ -58,10 +58,10 @@ func (b *Bot) endSilenceButton(sil Silence, channel string) *slack.ButtonBlockEl
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
 	}
-	confirm := slack.NewConfirmationBlockObject(plain("End this silence?"),
-		plain(truncateRunes("Alerts about "+plainSafe(sil.Key)+" are posted again from the next sweep.", maxConfirmText)),
-		plain("End silence"), plain("Cancel"))
-	return slack.NewButtonBlockElement(actionUnsilence, token, plain("🔔 End silence")).WithConfirm(confirm)
+	confirm := slack.NewConfirmationBlockObject(slackview.Plain("End this silence?"),
+		slackview.Plain(slackview.Truncate("Alerts about "+slackview.PlainSafe(sil.Key)+" are posted again from the next sweep.", slackview.MaxConfirmText)),
+		slackview.Plain("End silence"), slackview.Plain("Cancel"))
+	return slack.NewButtonBlockElement(actionUnsilence, token, slackview.Plain("🔔 End silence")).WithConfirm(confirm)
 }
 
 // verifyUnsilence checks token's signature (in constant time) and validity.
@@ -85,7 +85,7 @@ func verifyUnsilence(secret []byte, token string, now time.Time) (unsilenceGrant
 // silenceConfirmation is the thread reply saying a silence was set, with
 // its End silence button.
 func (b *Bot) silenceConfirmation(text string, sil Silence, channel string) []slack.Block {
-	blocks := []slack.Block{section("kafkabot.silenced", text)}
+	blocks := []slack.Block{slackview.Section("kafkabot.silenced", text)}
 	if btn := b.endSilenceButton(sil, channel); btn != nil {
 		blocks = append(blocks, slack.NewActionBlock("kafkabot.silenced.actions", btn))
 	}
@@ -98,19 +98,19 @@ func (b *Bot) silencesBlocks(list []Silence, channel string, now time.Time) []sl
 	if len(list) == 0 {
 		return nil
 	}
-	blocks := []slack.Block{section("kafkabot.silences", fmt.Sprintf("🔕 *%d silence(s) in force*", len(list)))}
+	blocks := []slack.Block{slackview.Section("kafkabot.silences", fmt.Sprintf("🔕 *%d silence(s) in force*", len(list)))}
 	for i, s := range list {
-		if len(blocks) == maxBlocks-1 {
-			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", mrkdwn(fmt.Sprintf("_… and %d more_", len(list)-i))))
+		if len(blocks) == slackview.MaxBlocks-1 {
+			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", slackview.Mrkdwn(fmt.Sprintf("_… and %d more_", len(list)-i))))
 			break
 		}
-		text := fmt.Sprintf("%s until %s (%s left), by %s · id %s", inlineCode(s.Key, 300),
-			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), mention(s.By), inlineCode(s.ID, 40))
+		text := fmt.Sprintf("%s until %s (%s left), by %s · id %s", slackview.InlineCode(s.Key, 300),
+			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), slackview.Mention(s.By), slackview.InlineCode(s.ID, 40))
 		var accessory *slack.Accessory
 		if btn := b.endSilenceButton(s, channel); btn != nil {
 			accessory = slack.NewAccessory(btn)
 		}
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, accessory, slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
+		blocks = append(blocks, slack.NewSectionBlock(slackview.Mrkdwn(text), nil, accessory, slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
 	}
 	return blocks
 }
@@ -157,19 +157,19 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		return
 	case err != nil:
 		b.log.Error("ending a silence failed", "silence_id", g.ID, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not end the silence: "+escapeTruncate(err.Error(), 500))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not end the silence: "+slackview.EscapeTruncate(err.Error(), 500))
 		return
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.ended", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "silence_id", sil.ID)
 	text := fmt.Sprintf("🔔 %s ended the silence of %s (silence %s) at %s: its alerts are posted again from the next sweep.",
-		mention(c.User), inlineCode(b.qualified(m, cmpOr(sil.Key, g.Key)), 300), inlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
+		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, cmpOr(sil.Key, g.Key)), 300), slackview.InlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
 	if c.ThreadTS == "" {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return
 	}
-	done := b.poster.enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
-		if _, err := b.poster.post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
+	done := b.poster.Enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
 			b.log.Error("posting the end of a silence in the alert's thread failed", "silence_id", g.ID, "error", err)
 		}
 	})

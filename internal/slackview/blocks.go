@@ -122,3 +122,33 @@ func HasButtons(blocks []slack.Block) bool {
 	}
 	return false
 }
+
+// Decided rewrites a message whose buttons were clicked: the buttons and
+// any earlier decision and status lines go; the decision (who decided,
+// when) and a status line follow what is left.
+func Decided(blocks []slack.Block, decision, status string) []slack.Block {
+	var out []slack.Block
+	for _, b := range blocks {
+		if b.BlockType() == slack.MBTAction || b.ID() == BlockDecision || b.ID() == BlockStatus {
+			continue
+		}
+		out = append(out, b)
+	}
+	out = append(out, slack.NewContextBlock(BlockDecision, Mrkdwn(Truncate(decision, MaxSectionText))), StatusLine(status))
+	return CapBlocks(out)
+}
+
+// WithStatus replaces a message's status line (in place), or adds one.
+func WithStatus(blocks []slack.Block, status string) []slack.Block {
+	replaced := false
+	for i, b := range blocks {
+		if b.ID() == BlockStatus {
+			blocks[i] = StatusLine(status)
+			replaced = true
+		}
+	}
+	if !replaced {
+		blocks = CapBlocks(append(blocks, StatusLine(status)))
+	}
+	return blocks
+}

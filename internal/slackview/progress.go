@@ -243,3 +243,61 @@ func (o Outcome) Status() string {
 	icon, words := o.Kind.Words()
 	return fmt.Sprintf("%s Repair %s — see the thread", icon, words)
 }
+
+// The words of a repair's thread around the checklist and the outcome.
+
+// RepairFallback is the fallback text of a diagnosis message rewritten as
+// pod's repair progresses.
+func RepairFallback(pod string) string { return "Kafka repair of " + pod }
+
+// RepairHead is the checklist's head line when the repair began without
+// one (pod names the pod).
+func RepairHead(pod string) string { return "*Repair of " + InlineCode(pod, 200) + "*" }
+
+// ResumedHead is the checklist's head line of a repair a restarted bot
+// resumes; cluster names its cluster on a bot serving several ("": one).
+func ResumedHead(cluster string) string {
+	head := "🔁 *Repair resumed* after the bot restarted"
+	if cluster != "" {
+		head += " in cluster " + InlineCode(cluster, 80)
+	}
+	return head
+}
+
+// StepRunStatus is the message's status line while step n of total (its
+// name and the executor's status word) is in state.
+func StepRunStatus(state StepState, n, total int, step, status string) string {
+	return fmt.Sprintf("%s repair in progress, step %d of %d: %s (%s)", state.Icon(), n, total,
+		EscapeTruncate(OneLine(step), 300), EscapeMrkdwn(status))
+}
+
+// A step's detail too long for a checklist line (LongDetail) is shown
+// whole elsewhere; the line says where.
+const (
+	// DetailInReply: a skipped step's text (a dry run's pod spec or
+	// script) is a reply of its own (StepReply).
+	DetailInReply = "the full text is in the reply below"
+	// DetailInOutcome: any other step's text is a Note of the outcome.
+	DetailInOutcome = "shown in full in the outcome below"
+)
+
+// LongDetail reports whether a step's detail is too long for a checklist
+// line.
+func LongDetail(detail string) bool {
+	return RuneLen(detail) > 600 || strings.Count(detail, "\n") > 6
+}
+
+// StepReply is a step's long detail as a thread reply of its own.
+func StepReply(step, detail string) string {
+	return fmt.Sprintf("*%s*\n%s", EscapeTruncate(OneLine(step), 200), EscapeTruncate(detail, MaxSectionText))
+}
+
+// DropTook removes the executor's leading "took …" line from a step's
+// detail.
+func DropTook(detail string) string {
+	first, rest, ok := strings.Cut(detail, "\n")
+	if ok && strings.HasPrefix(first, "took ") {
+		return rest
+	}
+	return detail
+}

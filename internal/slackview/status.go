@@ -96,3 +96,71 @@ func podStateLine(p diagnose.Snapshot) string {
 	}
 	return fmt.Sprintf("%s %s — %s, %d restarts%s", icon, name, EscapeTruncate(ContainerState(*k), 80), k.RestartCount, role)
 }
+
+// BlockRepairNotice is the block ID of /kafka status's repair notice.
+const BlockRepairNotice = "repair-notice"
+
+// Status is the /kafka status message of a bot serving one cluster: Pods,
+// with notice (whether repairs can run at all; "" for none) right under
+// the header.
+func Status(pods []diagnose.Snapshot, now time.Time, notice string) Message {
+	msg := Pods(pods, now)
+	if notice != "" && len(msg.Blocks) > 0 {
+		msg.Blocks = append(msg.Blocks[:1:1], append([]slack.Block{Section(BlockRepairNotice, notice)}, msg.Blocks[1:]...)...)
+		msg.Fallback = notice + "\n" + msg.Fallback
+	}
+	return msg
+}
+
+// ClusterPods is one Kubernetes cluster's part of FleetStatus.
+type ClusterPods struct {
+	Name string
+	// Unreachable says why the cluster was not asked or did not answer;
+	// Err why its pod list failed. Pods is its answer when both are unset.
+	Unreachable string
+	Err         error
+	Pods        []diagnose.Snapshot
+	// Notice is its repair notice ("" for none).
+	Notice string
+}
+
+// FleetStatus is the /kafka status message of a bot serving several
+// clusters: a section per cluster. Each cluster gets an equal share of the
+// message's blocks, so a long list never pushes another cluster (an
+// unreachable one) out. The fallback is not cut to a length.
+func FleetStatus(clusters []ClusterPods, now time.Time) Message {
+	blocks := []slack.Block{Header("Kafka pods, by Kubernetes cluster")}
+	budget := max((MaxBlocks-1)/len(clusters), 2)
+	var fallback []string
+	for _, c := range clusters {
+		var section []slack.Block
+		var text string
+		switch {
+		case c.Unreachable != "":
+			text = fmt.Sprintf("⛔ *%s* cannot be reached (%s)", EscapeMrkdwn(c.Name), EscapeTruncate(c.Unreachable, 200))
+			section = []slack.Block{Section("cluster-"+c.Name, text)}
+		case c.Err != nil:
+			text = fmt.Sprintf("⚠️ *%s*: I could not list the Kafka pods (%s)", EscapeMrkdwn(c.Name), EscapeTruncate(c.Err.Error(), 200))
+			section = []slack.Block{Section("cluster-"+c.Name, text)}
+		default:
+			msg := Pods(c.Pods, now)
+			text = fmt.Sprintf("☸️ *%s*", EscapeMrkdwn(c.Name))
+			section = []slack.Block{slack.NewDividerBlock(), Section("cluster-"+c.Name, text)}
+			if c.Notice != "" {
+				section = append(section, Section(BlockRepairNotice+"-"+c.Name, c.Notice))
+				text += "\n" + c.Notice
+			}
+			if len(msg.Blocks) > 1 {
+				section = append(section, msg.Blocks[1:]...) // without its header
+			}
+			text += "\n" + msg.Fallback
+		}
+		if len(section) > budget {
+			section = append(section[:budget-1], Section("cluster-more-"+c.Name,
+				fmt.Sprintf("_… %d more sections of %s left out (Slack's limit on one message's blocks)._", len(section)-budget+1, EscapeMrkdwn(c.Name))))
+		}
+		blocks = append(blocks, section...)
+		fallback = append(fallback, text)
+	}
+	return Message{Blocks: CapBlocks(blocks), Fallback: strings.Join(fallback, "\n")}
+}

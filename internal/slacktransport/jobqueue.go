@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package slacktransport
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 )
 
-// jobQueue is the bot's worker pool with a bounded, fair queue in front of
+// JobQueue is the bot's worker pool with a bounded, fair queue in front of
 // it. At most workers jobs run at once; up to capacity more wait. Waiting
 // jobs are taken round-robin across requesters (a person's ten commands do
 // not delay everyone else's one), after the urgent ones (clicks: a
@@ -18,9 +18,9 @@ import (
 // exists only while there is work: an idle bot holds none.
 //
 // Admission is two-step so that the caller can ack before the job runs:
-// admit reserves a place (or refuses when the queue is full), then run or
-// runUrgent hands over the job for that place.
-type jobQueue struct {
+// Admit reserves a place (or refuses when the queue is full), then Run or
+// RunUrgent hands over the job for that place.
+type JobQueue struct {
 	mu       sync.Mutex
 	workers  int
 	capacity int
@@ -39,15 +39,17 @@ type jobQueue struct {
 // defaultJobTime is the run-time estimate before any job has finished.
 const defaultJobTime = 2 * time.Second
 
-func newJobQueue(workers, capacity int, spawn func(func())) *jobQueue {
-	return &jobQueue{workers: workers, capacity: max(capacity, 0), spawn: spawn, byKey: map[string][]func(){}, avgRun: defaultJobTime}
+// NewJobQueue returns a queue running at most workers jobs at once, with
+// up to capacity more waiting; spawn starts a worker goroutine.
+func NewJobQueue(workers, capacity int, spawn func(func())) *JobQueue {
+	return &JobQueue{workers: workers, capacity: max(capacity, 0), spawn: spawn, byKey: map[string][]func(){}, avgRun: defaultJobTime}
 }
 
-// admit reserves a place for one job. It refuses when every worker is busy
+// Admit reserves a place for one job. It refuses when every worker is busy
 // and capacity jobs already wait, and then says how long until a place is
 // likely free (the jobs ahead spread over the workers, at the average run
 // time), for the refusal's "try again in".
-func (q *jobQueue) admit() (retryAfter time.Duration, ok bool) {
+func (q *JobQueue) Admit() (retryAfter time.Duration, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.running+q.reserved+q.waiting < q.workers+q.capacity {
@@ -58,15 +60,15 @@ func (q *jobQueue) admit() (retryAfter time.Duration, ok bool) {
 	return time.Duration(rounds) * q.avgRun, false
 }
 
-// run hands over the job of an admitted place; key is the requester, for
+// Run hands over the job of an admitted place; key is the requester, for
 // the round-robin order.
-func (q *jobQueue) run(key string, job func()) { q.handOver(key, job, false) }
+func (q *JobQueue) Run(key string, job func()) { q.handOver(key, job, false) }
 
-// runUrgent hands over the job of an admitted place ahead of the
+// RunUrgent hands over the job of an admitted place ahead of the
 // requesters' turns.
-func (q *jobQueue) runUrgent(job func()) { q.handOver("", job, true) }
+func (q *JobQueue) RunUrgent(job func()) { q.handOver("", job, true) }
 
-func (q *jobQueue) handOver(key string, job func(), urgent bool) {
+func (q *JobQueue) handOver(key string, job func(), urgent bool) {
 	q.mu.Lock()
 	q.reserved--
 	if q.running < q.workers {
@@ -79,17 +81,17 @@ func (q *jobQueue) handOver(key string, job func(), urgent bool) {
 	q.mu.Unlock()
 }
 
-// runOwed queues a job that is owed to a request already admitted (the
+// RunOwed queues a job that is owed to a request already admitted (the
 // answer to a command that joined another's diagnosis): it is never
 // refused, and it needs no reservation.
-func (q *jobQueue) runOwed(key string, job func()) {
+func (q *JobQueue) RunOwed(key string, job func()) {
 	q.mu.Lock()
 	q.reserved++
 	q.mu.Unlock()
-	q.run(key, job)
+	q.Run(key, job)
 }
 
-func (q *jobQueue) enqueueLocked(key string, job func(), urgent bool) {
+func (q *JobQueue) enqueueLocked(key string, job func(), urgent bool) {
 	q.waiting++
 	metrics.QueueWaiting.Set(float64(q.waiting))
 	if urgent {
@@ -104,7 +106,7 @@ func (q *jobQueue) enqueueLocked(key string, job func(), urgent bool) {
 
 // nextLocked takes the next waiting job: urgent first, then the first job
 // of the requester whose turn it is, who then goes to the back of the line.
-func (q *jobQueue) nextLocked() (func(), bool) {
+func (q *JobQueue) nextLocked() (func(), bool) {
 	if len(q.urgent) > 0 {
 		job := q.urgent[0]
 		q.urgent[0] = nil
@@ -133,7 +135,7 @@ func (q *jobQueue) nextLocked() (func(), bool) {
 }
 
 // work runs job, then waiting jobs until there are none.
-func (q *jobQueue) work(job func()) {
+func (q *JobQueue) work(job func()) {
 	for {
 		start := time.Now()
 		job()
@@ -151,8 +153,8 @@ func (q *jobQueue) work(job func()) {
 	}
 }
 
-// depth returns the jobs running and waiting (for tests and logs).
-func (q *jobQueue) depth() (running, waiting int) {
+// Depth returns the jobs running and waiting (for tests and logs).
+func (q *JobQueue) Depth() (running, waiting int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.running, q.waiting

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package slacktransport
 
 import (
 	"container/list"
 	"sync"
 )
 
-// lru is a bounded map that forgets its least recently added entries. It
+// LRU is a bounded map that forgets its least recently added entries. It
 // remembers seen envelope IDs and decided approvals; it is safe for
 // concurrent use.
-type lru[K comparable, V any] struct {
+type LRU[K comparable, V any] struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // of K, most recent at the front
@@ -23,13 +23,14 @@ type lruItem[V any] struct {
 	elem  *list.Element
 }
 
-func newLRU[K comparable, V any](max int) *lru[K, V] {
-	return &lru[K, V]{max: max, order: list.New(), items: map[K]lruItem[V]{}}
+// NewLRU returns an LRU holding at most max entries.
+func NewLRU[K comparable, V any](max int) *LRU[K, V] {
+	return &LRU[K, V]{max: max, order: list.New(), items: map[K]lruItem[V]{}}
 }
 
-// addIfAbsent stores v under k unless k is present, and reports whether it
+// AddIfAbsent stores v under k unless k is present, and reports whether it
 // stored it; when k is present it returns the value already stored.
-func (c *lru[K, V]) addIfAbsent(k K, v V) (V, bool) {
+func (c *LRU[K, V]) AddIfAbsent(k K, v V) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if it, ok := c.items[k]; ok {
@@ -45,8 +46,8 @@ func (c *lru[K, V]) addIfAbsent(k K, v V) (V, bool) {
 	return v, true
 }
 
-// len returns the number of entries.
-func (c *lru[K, V]) len() int {
+// Len returns the number of entries.
+func (c *LRU[K, V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.items)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package slacktransport
 
 import (
 	"context"
@@ -15,11 +15,13 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// webAPI is the part of slack-go's Web API client the bot uses.
+// API is the part of slack-go's Web API client the bot uses: its whole Web
+// API surface (the Slack app manifest's scopes are checked against it).
 // *slack.Client and *socketmode.Client satisfy it.
-type webAPI interface {
+type API interface {
 	PostMessageContext(ctx context.Context, channelID string, options ...slack.MsgOption) (string, string, error)
 	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
 	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
@@ -32,24 +34,24 @@ const (
 	maxRetryAfter  = 2 * time.Minute
 )
 
-// Slack error codes the poster reacts to.
+// Slack error codes the Poster reacts to.
 const (
-	errNotInChannel      = "not_in_channel"
-	errChannelNotFound   = "channel_not_found"
-	errInvalidBlocks     = "invalid_blocks"
-	errInvalidBlocksFmt  = "invalid_blocks_format"
-	errMsgBlocksTooLong  = "msg_blocks_too_long"
-	errMsgTooLong        = "msg_too_long"
-	errIsArchived        = "is_archived"
-	plainFallbackMaxText = 3900
+	errNotInChannel     = "not_in_channel"
+	errChannelNotFound  = "channel_not_found"
+	errInvalidBlocks    = "invalid_blocks"
+	errInvalidBlocksFmt = "invalid_blocks_format"
+	errMsgBlocksTooLong = "msg_blocks_too_long"
+	errMsgTooLong       = "msg_too_long"
+	errIsArchived       = "is_archived"
+	MaxPlainText        = 3900
 )
 
-// poster makes the bot's Web API calls: it retries rate-limited calls after
+// Poster makes the bot's Web API calls: it retries rate-limited calls after
 // Slack's Retry-After, falls back to plain text when Slack rejects blocks,
 // logs every failure with a hint for the operator, and runs the posts of
 // one thread strictly in order.
-type poster struct {
-	api  webAPI
+type Poster struct {
+	api  API
 	log  *slog.Logger
 	base context.Context // the bot's lifetime; queued work stops with it
 	wg   *sync.WaitGroup // tracks queue goroutines
@@ -60,8 +62,10 @@ type poster struct {
 	queues map[string]*threadQueue
 }
 
-func newPoster(base context.Context, api webAPI, log *slog.Logger, wg *sync.WaitGroup) *poster {
-	return &poster{api: api, log: log, base: base, wg: wg, sleep: sleepCtx, queues: map[string]*threadQueue{}}
+// NewPoster returns a Poster calling api. base is the bot's lifetime: queued
+// jobs run with it and stop with it; wg tracks the queues' goroutines.
+func NewPoster(base context.Context, api API, log *slog.Logger, wg *sync.WaitGroup) *Poster {
+	return &Poster{api: api, log: log, base: base, wg: wg, sleep: sleepCtx, queues: map[string]*threadQueue{}}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -83,7 +87,7 @@ const serverErrorBackoff = 500 * time.Millisecond
 // and with a doubling backoff after a 5xx answer (Slack's transient
 // failures; a retried post may rarely show twice, where giving up would
 // lose it).
-func (p *poster) call(ctx context.Context, method, channel string, fn func(ctx context.Context) error) error {
+func (p *Poster) call(ctx context.Context, method, channel string, fn func(ctx context.Context) error) error {
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
@@ -109,10 +113,10 @@ func (p *poster) call(ctx context.Context, method, channel string, fn func(ctx c
 	}
 }
 
-// post posts a message (in a thread when threadTS is set; extra options
+// Post posts a message (in a thread when threadTS is set; extra options
 // such as slack.MsgOptionBroadcast apply too). When Slack rejects the
 // blocks it posts the fallback as plain text instead.
-func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string, extra ...slack.MsgOption) (string, error) {
+func (p *Poster) Post(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string, extra ...slack.MsgOption) (string, error) {
 	opts := append([]slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionDisableLinkUnfurl()}, extra...)
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -133,7 +137,7 @@ func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []sl
 		return "", fmt.Errorf("posting to %s: %w", channel, err)
 	}
 	// The blocks broke a Slack rule we did not foresee: say it in plain text.
-	text := truncateRunes(fallback+"\n(The formatted message was rejected by Slack; this is the plain-text version.)", plainFallbackMaxText)
+	text := slackview.Truncate(fallback+"\n(The formatted message was rejected by Slack; this is the plain-text version.)", MaxPlainText)
 	opts[0] = slack.MsgOptionText(text, false)
 	if err := send(opts); err != nil {
 		p.logAPIError("chat.postMessage", channel, err)
@@ -142,10 +146,10 @@ func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []sl
 	return ts, nil
 }
 
-// update replaces a message's blocks; on msg_too_long it retries with a
+// Update replaces a message's blocks; on msg_too_long it retries with a
 // shorter fallback text, on rejected blocks it keeps the old blocks and
 // updates nothing (the thread still carries the news).
-func (p *poster) update(ctx context.Context, channel, ts string, blocks []slack.Block, fallback string) error {
+func (p *Poster) Update(ctx context.Context, channel, ts string, blocks []slack.Block, fallback string) error {
 	send := func(text string) error {
 		return p.call(ctx, "chat.update", channel, func(ctx context.Context) error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, channel, ts,
@@ -154,9 +158,9 @@ func (p *poster) update(ctx context.Context, channel, ts string, blocks []slack.
 		})
 	}
 	err := send(fallback)
-	if err != nil && slackErrorCode(err) == errMsgTooLong {
+	if err != nil && ErrorCode(err) == errMsgTooLong {
 		p.logAPIError("chat.update", channel, err)
-		err = send(truncateRunes(fallback, 1000))
+		err = send(slackview.Truncate(fallback, 1000))
 	}
 	if err != nil {
 		p.logAPIError("chat.update", channel, err)
@@ -165,11 +169,11 @@ func (p *poster) update(ctx context.Context, channel, ts string, blocks []slack.
 	return nil
 }
 
-// ephemeral shows text (and blocks, when given) to one user. When the bot
+// Ephemeral shows text (and blocks, when given) to one user. When the bot
 // cannot post in the channel it falls back to the command's response_url,
 // which works without channel membership.
-func (p *poster) ephemeral(ctx context.Context, channel, user, responseURL, text string, blocks ...slack.Block) error {
-	text = truncateRunes(text, plainFallbackMaxText)
+func (p *Poster) Ephemeral(ctx context.Context, channel, user, responseURL, text string, blocks ...slack.Block) error {
+	text = slackview.Truncate(text, MaxPlainText)
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 	if len(blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
@@ -199,8 +203,8 @@ func (p *poster) ephemeral(ctx context.Context, channel, user, responseURL, text
 
 // logAPIError writes one useful line per failed call: the Slack error code,
 // what it usually means, and Slack's own details for rejected blocks.
-func (p *poster) logAPIError(method, channel string, err error) {
-	code := slackErrorCode(err)
+func (p *Poster) logAPIError(method, channel string, err error) {
+	code := ErrorCode(err)
 	label := code
 	var rl *slack.RateLimitedError
 	switch {
@@ -248,8 +252,8 @@ func errorHint(code string) string {
 	return ""
 }
 
-// slackErrorCode returns Slack's error code for an ok:false response, or "".
-func slackErrorCode(err error) string {
+// ErrorCode returns Slack's error code for an ok:false response, or "".
+func ErrorCode(err error) string {
 	var ser slack.SlackErrorResponse
 	if errors.As(err, &ser) {
 		return ser.Err
@@ -262,15 +266,17 @@ func slackErrorCode(err error) string {
 }
 
 func blocksRejected(err error) bool {
-	switch slackErrorCode(err) {
+	switch ErrorCode(err) {
 	case errInvalidBlocks, errInvalidBlocksFmt, errMsgBlocksTooLong:
 		return true
 	}
 	return false
 }
 
-func cannotPostHere(err error) bool {
-	switch slackErrorCode(err) {
+// CannotPostHere reports whether err says the bot cannot post in the
+// channel at all (not a member, no such channel, archived).
+func CannotPostHere(err error) bool {
+	switch ErrorCode(err) {
 	case errNotInChannel, errChannelNotFound, errIsArchived:
 		return true
 	}
@@ -284,9 +290,9 @@ type threadQueue struct {
 	running bool
 }
 
-// enqueue adds job to the queue of key (a channel and thread) and returns a
+// Enqueue adds job to the queue of key (a channel and thread) and returns a
 // channel closed when the job has run.
-func (p *poster) enqueue(key string, job func(ctx context.Context)) <-chan struct{} {
+func (p *Poster) Enqueue(key string, job func(ctx context.Context)) <-chan struct{} {
 	done := make(chan struct{})
 	wrapped := func(ctx context.Context) {
 		defer close(done)
@@ -308,7 +314,7 @@ func (p *poster) enqueue(key string, job func(ctx context.Context)) <-chan struc
 	return done
 }
 
-func (p *poster) drain(key string, q *threadQueue) {
+func (p *Poster) drain(key string, q *threadQueue) {
 	defer p.wg.Done()
 	for {
 		p.mu.Lock()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package slacktransport
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 )
 
@@ -65,10 +66,10 @@ func (a *scriptedAPI) SendMessageContext(context.Context, string, ...slack.MsgOp
 	return "", "", "", a.next()
 }
 
-func newTestPoster(t *testing.T, api webAPI) (*poster, *[]time.Duration) {
+func newTestPoster(t *testing.T, api API) (*Poster, *[]time.Duration) {
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
-	p := newPoster(t.Context(), api, slog.New(slog.DiscardHandler), &wg)
+	p := NewPoster(t.Context(), api, slog.New(slog.DiscardHandler), &wg)
 	var waits []time.Duration
 	p.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 	return p, &waits
@@ -94,7 +95,7 @@ func TestPosterRetriesRateLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &scriptedAPI{errs: tt.errs}
 			p, waits := newTestPoster(t, api)
-			_, err := p.post(t.Context(), "C1", "", nil, "hello")
+			_, err := p.Post(t.Context(), "C1", "", nil, "hello")
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("post error = %v, want error %v", err, tt.wantErr)
 			}
@@ -109,7 +110,7 @@ func TestPosterFallsBackToPlainText(t *testing.T) {
 	for _, code := range []string{errInvalidBlocks, errInvalidBlocksFmt, errMsgBlocksTooLong} {
 		api := &scriptedAPI{errs: []error{slack.SlackErrorResponse{Err: code}}}
 		p, _ := newTestPoster(t, api)
-		ts, err := p.post(t.Context(), "C1", "", []slack.Block{section("x", "hi")}, "fallback text")
+		ts, err := p.Post(t.Context(), "C1", "", []slack.Block{slackview.Section("x", "hi")}, "fallback text")
 		if err != nil || ts == "" {
 			t.Fatalf("%s: post = %q, %v", code, ts, err)
 		}
@@ -122,7 +123,7 @@ func TestPosterFallsBackToPlainText(t *testing.T) {
 func TestPosterUpdateShortensOnMsgTooLong(t *testing.T) {
 	api := &scriptedAPI{errs: []error{slack.SlackErrorResponse{Err: errMsgTooLong}}}
 	p, _ := newTestPoster(t, api)
-	if err := p.update(t.Context(), "C1", "1.1", nil, string(make([]byte, 5000))); err != nil {
+	if err := p.Update(t.Context(), "C1", "1.1", nil, string(make([]byte, 5000))); err != nil {
 		t.Fatal(err)
 	}
 	if api.update != 2 {
@@ -140,8 +141,8 @@ func TestThreadQueueKeepsOrderAcrossRetries(t *testing.T) {
 			key = "C1/2.2" // another thread interleaves
 		}
 		thread := key[3:]
-		last = p.enqueue(key, func(ctx context.Context) {
-			if _, err := p.post(ctx, "C1", thread, nil, fmt.Sprintf("msg %02d", i)); err != nil {
+		last = p.Enqueue(key, func(ctx context.Context) {
+			if _, err := p.Post(ctx, "C1", thread, nil, fmt.Sprintf("msg %02d", i)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -178,29 +179,11 @@ func TestThreadQueueKeepsOrderAcrossRetries(t *testing.T) {
 
 func TestSlackErrorCode(t *testing.T) {
 	wrapped := fmt.Errorf("posting: %w", slack.SlackErrorResponse{Err: errNotInChannel})
-	if got := slackErrorCode(wrapped); got != errNotInChannel || !cannotPostHere(wrapped) {
-		t.Errorf("slackErrorCode = %q", got)
+	if got := ErrorCode(wrapped); got != errNotInChannel || !CannotPostHere(wrapped) {
+		t.Errorf("ErrorCode = %q", got)
 	}
-	if got := slackErrorCode(errors.New("boom")); got != "" {
-		t.Errorf("slackErrorCode(plain) = %q", got)
-	}
-}
-
-func TestLRUForgetsOldest(t *testing.T) {
-	c := newLRU[string, int](3)
-	for i, k := range []string{"a", "b", "c", "d"} {
-		if _, added := c.addIfAbsent(k, i); !added {
-			t.Fatalf("%s not added", k)
-		}
-	}
-	if c.len() != 3 {
-		t.Fatalf("len %d", c.len())
-	}
-	if v, added := c.addIfAbsent("b", 9); added || v != 1 {
-		t.Errorf("b = %d, added %v; want the stored 1", v, added)
-	}
-	if _, added := c.addIfAbsent("a", 0); !added {
-		t.Error("a was not forgotten")
+	if got := ErrorCode(errors.New("boom")); got != "" {
+		t.Errorf("ErrorCode(plain) = %q", got)
 	}
 }
 

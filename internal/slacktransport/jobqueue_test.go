@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package slacktransport
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -19,7 +17,7 @@ import (
 // heldQueue is a one-worker queue whose first job holds the worker until
 // release is closed, and which records the order jobs ran in.
 type heldQueue struct {
-	q       *jobQueue
+	q       *JobQueue
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	ran     []string
@@ -28,11 +26,11 @@ type heldQueue struct {
 
 func newHeldQueue(t *testing.T, capacity int) *heldQueue {
 	h := &heldQueue{release: make(chan struct{})}
-	h.q = newJobQueue(1, capacity, h.wg.Go)
-	if _, ok := h.q.admit(); !ok {
+	h.q = NewJobQueue(1, capacity, h.wg.Go)
+	if _, ok := h.q.Admit(); !ok {
 		t.Fatal("an empty queue refused")
 	}
-	h.q.run("holder", func() { <-h.release })
+	h.q.Run("holder", func() { <-h.release })
 	return h
 }
 
@@ -46,10 +44,10 @@ func (h *heldQueue) job(name string) func() {
 
 func (h *heldQueue) submit(t *testing.T, key, name string) {
 	t.Helper()
-	if _, ok := h.q.admit(); !ok {
+	if _, ok := h.q.Admit(); !ok {
 		t.Fatalf("queue refused %s", name)
 	}
-	h.q.run(key, h.job(name))
+	h.q.Run(key, h.job(name))
 }
 
 func (h *heldQueue) finish() []string {
@@ -70,15 +68,15 @@ func TestQueueRoundRobinAcrossRequesters(t *testing.T) {
 	} {
 		h.submit(t, j.key, j.name)
 	}
-	if _, ok := h.q.admit(); !ok {
+	if _, ok := h.q.Admit(); !ok {
 		t.Fatal("queue refused the click")
 	}
-	h.q.runUrgent(h.job("click"))
+	h.q.RunUrgent(h.job("click"))
 	want := []string{"click", "a1", "b1", "c1", "a2", "b2", "a3", "a4"}
 	if got := h.finish(); !slices.Equal(got, want) {
 		t.Errorf("ran %q, want %q", got, want)
 	}
-	if running, waiting := h.q.depth(); running != 0 || waiting != 0 {
+	if running, waiting := h.q.Depth(); running != 0 || waiting != 0 {
 		t.Errorf("after the queue drained: %d running, %d waiting; want none (no idle workers)", running, waiting)
 	}
 }
@@ -90,15 +88,15 @@ func TestQueueRefusesOnlyWhenFull(t *testing.T) {
 	h := newHeldQueue(t, 2)
 	h.submit(t, "alice", "a1")
 	h.submit(t, "bob", "b1")
-	retry, ok := h.q.admit()
+	retry, ok := h.q.Admit()
 	if ok {
 		t.Fatal("a full queue admitted a job")
 	}
 	if retry <= 0 {
 		t.Errorf("refusal retry time %v, want a positive estimate", retry)
 	}
-	h.q.runOwed("alice", h.job("owed"))
-	if _, waiting := h.q.depth(); waiting != 3 {
+	h.q.RunOwed("alice", h.job("owed"))
+	if _, waiting := h.q.Depth(); waiting != 3 {
 		t.Errorf("%d waiting, want 3 (the owed answer is never refused)", waiting)
 	}
 	if g := gaugeValue(t, metrics.QueueWaiting); g != 3 {
@@ -111,7 +109,7 @@ func TestQueueRefusesOnlyWhenFull(t *testing.T) {
 	if g := gaugeValue(t, metrics.QueueWaiting); g != 0 {
 		t.Errorf("kafkabot_queue_waiting = %v after draining, want 0", g)
 	}
-	if _, ok := h.q.admit(); !ok {
+	if _, ok := h.q.Admit(); !ok {
 		t.Error("an empty queue refused after draining")
 	}
 }
@@ -120,25 +118,10 @@ func TestQueueRefusesOnlyWhenFull(t *testing.T) {
 // workers refuse at once.
 func TestQueueWithoutWaiting(t *testing.T) {
 	h := newHeldQueue(t, 0)
-	if _, ok := h.q.admit(); ok {
+	if _, ok := h.q.Admit(); ok {
 		t.Error("a queue of size 0 with its worker busy admitted a job")
 	}
 	h.finish()
-}
-
-func TestQueueFullText(t *testing.T) {
-	for _, tc := range []struct {
-		retry time.Duration
-		want  string
-	}{
-		{0, "about 5 seconds"},
-		{4200 * time.Millisecond, "about 5 seconds"},
-		{61 * time.Second, "about 61 seconds"},
-	} {
-		if got := queueFullText(256, tc.retry); !strings.Contains(got, tc.want) || !strings.Contains(got, "256 requests") {
-			t.Errorf("queueFullText(256, %v) = %q, want %q", tc.retry, got, tc.want)
-		}
-	}
 }
 
 // gaugeValue reads a gauge's current value.
