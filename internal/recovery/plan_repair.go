@@ -127,11 +127,11 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 // another broker: one approval, one broker.
 func (r *Repairer) Repair(ctx context.Context, req Request, rep Reporter) Summary {
 	run := r.newRun(req, rep)
-	plan := run.plan()
 	if req.DryRun || r.opts.DryRun {
-		plan = run.dryRunPlan()
+		run.kind = dryRunPlan
 	}
-	r.audit(ctx, "repair approved", req, slog.Bool("dry_run", run.dryRun), slog.Any("plan", plan.Describe()))
+	plan := run.plan()
+	r.audit(ctx, "repair approved", req, slog.Bool("dry_run", run.kind == dryRunPlan), slog.Any("plan", plan.Describe()))
 	return run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, plan))
 }
 
@@ -141,7 +141,8 @@ type repairRun struct {
 	req     Request
 	rep     Reporter
 	started time.Time
-	dryRun  bool
+	// kind is the plan the run follows.
+	kind planKind
 
 	// Read at the gates (or, on resume, from the Lease and the cluster).
 	snap     diagnose.Snapshot
@@ -154,8 +155,8 @@ type repairRun struct {
 	lock *heldLock
 	// clusterLock is the per-cluster Lease held for the repair.
 	clusterLock *heldLock
-	// resuming is set for a repair a restarted bot resumes.
-	resuming bool
+	// recorded is the Lease a resumed repair continues from.
+	recorded *coordinationv1.Lease
 	// debugPod is the debug pod created or found; debugGone is true once
 	// it is known to be deleted.
 	debugPod  *corev1.Pod
@@ -204,40 +205,100 @@ func (run *repairRun) brokerRef() kube.PodRef {
 	return ref
 }
 
-// plan is the full repair of an approved broker.
+// planKind names the plan a repairRun follows.
+type planKind int
+
+const (
+	// repairPlan is an approved repair: the gates, the Lease, the debug
+	// pod and its go, the restart and the watch of the new broker.
+	repairPlan planKind = iota
+	// dryRunPlan stops before the first write: the gates and the debug
+	// pod spec, shown.
+	dryRunPlan
+	// resumePlan finishes a repair a stopped bot left running: what its
+	// Lease and the cluster say is done is skipped (see Resume).
+	resumePlan
+)
+
+// planRow is one step of the repair's plans and the plans that include it.
+type planRow struct {
+	step func(*repairRun) Step
+	// repair and dryRun include the step in those plans.
+	repair, dryRun bool
+	// resume includes the step in the resumed plan, where it runs only if
+	// resume holds when the step is reached: what a resumed repair still
+	// has to do is known only once discoverStep has looked. nil leaves the
+	// step out.
+	resume func(*repairRun) bool
+}
+
+// repairSteps describes the three plans, in the order their steps run.
+var repairSteps = []planRow{
+	{step: (*repairRun).discoverStep, resume: always},
+	// A finished debug pod holds the script's result: a resumed repair reads
+	// it and records it in the Lease before anything else, so that no gate
+	// refusal hides a move and no cleanup deletes its only record.
+	{step: (*repairRun).readResultStep, resume: (*repairRun).debugPodFinishedUnread},
+	// A resumed repair runs every gate again before any write that could let
+	// the script move, unless the move's result is known (then only the
+	// restart, the watch of the new pod and the cleanup are left) or the
+	// broker was already restarted.
+	{step: (*repairRun).checkGatesStep, repair: true, dryRun: true, resume: (*repairRun).moveAhead},
+	{step: (*repairRun).buildSpecStep, repair: true, dryRun: true, resume: (*repairRun).rerunNeeded},
+	{step: (*repairRun).showDryRunStep, dryRun: true},
+	{step: (*repairRun).takeLeaseStep, repair: true},
+	{step: (*repairRun).createDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).signalGoStep, repair: true, resume: always},
+	{step: (*repairRun).waitDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).readResultStep, repair: true, resume: always},
+	{step: (*repairRun).checkStayedStoppedStep, repair: true, resume: always},
+	{step: (*repairRun).deleteDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).restartBrokerStep, repair: true, resume: always},
+	{step: (*repairRun).waitBrokerStep, repair: true, resume: always},
+}
+
+// cleanupSteps always run after a repair or a resumed repair: the debug pod
+// goes, and the Lease is released (or left running for Resume when the bot
+// itself is stopping). A dry run wrote nothing to clean up.
+var cleanupSteps = []planRow{
+	{step: (*repairRun).cleanupDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).releaseLeaseStep, repair: true, resume: always},
+}
+
+func always(*repairRun) bool { return true }
+
+// plan builds the run's plan from repairSteps and cleanupSteps.
 func (run *repairRun) plan() Plan {
-	return Plan{
-		Steps:   append([]Step{run.checkGatesStep(), run.buildSpecStep(), run.takeLeaseStep()}, run.debugPodAndRestartSteps()...),
-		Cleanup: run.cleanupSteps(),
+	return Plan{Steps: run.stepsOf(repairSteps), Cleanup: run.stepsOf(cleanupSteps)}
+}
+
+func (run *repairRun) stepsOf(rows []planRow) []Step {
+	var out []Step
+	for _, row := range rows {
+		switch {
+		case run.kind == repairPlan && row.repair, run.kind == dryRunPlan && row.dryRun:
+			out = append(out, row.step(run))
+		case run.kind == resumePlan && row.resume != nil:
+			out = append(out, onlyIf(func() bool { return row.resume(run) }, row.step(run)))
+		}
 	}
+	return out
 }
 
-// debugPodAndRestartSteps are the steps a repair and a resumed repair share:
-// run the debug pod to its end, read its result, remove it, restart the
-// broker and watch the new pod.
-func (run *repairRun) debugPodAndRestartSteps() []Step {
-	return []Step{
-		run.createDebugPodStep(),
-		run.signalGoStep(),
-		run.waitDebugPodStep(),
-		run.readResultStep(),
-		run.checkStayedStoppedStep(),
-		run.deleteDebugPodStep(),
-		run.restartBrokerStep(),
-		run.waitBrokerStep(),
+// onlyIf makes s count as done unless cond holds when it is reached.
+func onlyIf(cond func() bool, s Step) Step {
+	fs := s.(funcStep)
+	inner := fs.done
+	fs.done = func(ctx context.Context) (bool, error) {
+		if !cond() {
+			return true, nil
+		}
+		if inner == nil {
+			return false, nil
+		}
+		return inner(ctx)
 	}
-}
-
-// cleanupSteps always run: the debug pod goes, and the Lease is released
-// (or left running for Resume when the bot itself is stopping).
-func (run *repairRun) cleanupSteps() []Step {
-	return []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()}
-}
-
-// dryRunPlan stops before the first write: gates and the debug pod spec.
-func (run *repairRun) dryRunPlan() Plan {
-	run.dryRun = true
-	return Plan{Steps: []Step{run.checkGatesStep(), run.buildSpecStep(), run.showDryRunStep()}}
+	return fs
 }
 
 // withTimeout bounds a wait by the repair timeout on the Repairer's clock.
@@ -321,7 +382,7 @@ func (run *repairRun) outcome(res Result) Outcome {
 	var ge *GateError
 	var ce *CrashAgainError
 	switch {
-	case res.Err == nil && run.dryRun:
+	case res.Err == nil && run.kind == dryRunPlan:
 		return OutcomeDryRun
 	case res.Err == nil:
 		return OutcomeRepaired

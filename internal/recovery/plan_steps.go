@@ -84,7 +84,7 @@ func (run *repairRun) checkGatesStep() Step {
 			var in *gateInput
 			err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
 				in = run.r.gateInput(req, snap)
-				in.resuming = run.resuming
+				in.resuming = run.kind == resumePlan
 				return checkGates(ctx, in)
 			})
 			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
@@ -108,7 +108,7 @@ var goGates = []gate{
 func (run *repairRun) recheckBeforeGo(ctx context.Context) error {
 	return retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
 		in := run.r.gateInput(run.req, run.snap)
-		in.resuming, in.finding = run.resuming, run.finding
+		in.resuming, in.finding = run.kind == resumePlan, run.finding
 		for _, g := range goGates {
 			if err := g.check(ctx, in); err != nil {
 				return err

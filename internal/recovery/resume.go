@@ -142,7 +142,7 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 	}
 	run := r.newRun(req, newReporter(req.Channel, req.ThreadTS))
 	run.lock = held
-	run.resuming = true
+	run.kind, run.recorded = resumePlan, lease
 	// Too late: past the approval's expiry plus the repair timeout, nobody
 	// is waiting for this repair any more, and the cluster may have moved
 	// on. Stop, say so in the thread, and let a person decide.
@@ -179,54 +179,26 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 		Status: StepStarted,
 		Detail: fmt.Sprintf("bot restarted during step %q; resuming approval %s (approved by %s)", lease.Annotations[annoStep], req.ApprovalID, orUnknown(req.Approver)),
 	})
-	run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, run.resumePlan(lease)))
+	run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, run.plan()))
 }
 
-// resumePlan is the repair plan of a resumed repair: what the Lease and the
-// cluster say is done is skipped (see Resume for the decisions).
-func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
-	needRerun := func() bool { return run.needRerun }
-	debugFinished := func() bool {
-		return run.result == nil && run.debugPod != nil && debugPodDone(run.debugPod, containerStatus(run.debugPod, DebugContainerName))
-	}
-	return Plan{
-		Steps: append([]Step{
-			run.discoverStep(lease),
-			// A finished debug pod holds the script's result: read it and
-			// record it in the Lease before anything else, so that no gate
-			// refusal hides a move and no cleanup deletes its only record.
-			onlyIf(debugFinished, run.readResultStep()),
-			// Every gate again before any resumed write that could let the
-			// script move, unless the move's result is known (then only the
-			// restart, the watch of the new pod and the cleanup are left) or
-			// the broker was already restarted.
-			onlyIf(func() bool { return !run.brokerReplaced && run.result == nil }, run.checkGatesStep()),
-			onlyIf(needRerun, run.buildSpecStep()),
-		}, run.debugPodAndRestartSteps()...),
-		Cleanup: run.cleanupSteps(),
-	}
+// debugPodFinishedUnread reports a debug pod that finished before its
+// result was read.
+func (run *repairRun) debugPodFinishedUnread() bool {
+	return run.result == nil && run.debugPod != nil && debugPodDone(run.debugPod, containerStatus(run.debugPod, DebugContainerName))
 }
 
-// onlyIf makes s count as done unless cond holds when it is reached.
-func onlyIf(cond func() bool, s Step) Step {
-	fs := s.(funcStep)
-	inner := fs.done
-	fs.done = func(ctx context.Context) (bool, error) {
-		if !cond() {
-			return true, nil
-		}
-		if inner == nil {
-			return false, nil
-		}
-		return inner(ctx)
-	}
-	return fs
-}
+// moveAhead reports a resumed repair whose move may still happen: its
+// result is unknown and the broker was not restarted yet.
+func (run *repairRun) moveAhead() bool { return !run.brokerReplaced && run.result == nil }
+
+// rerunNeeded reports a resumed repair that must run the script again.
+func (run *repairRun) rerunNeeded() bool { return run.needRerun }
 
 // discoverStep reads what the stopped bot left: the recorded script input
 // and result, the debug pod, and the broker pod.
-func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
-	req := run.req
+func (run *repairRun) discoverStep() Step {
+	req, lease := run.req, run.recorded
 	var found string
 	return run.step("Find the debug pod and the broker's state", nil,
 		func(ctx context.Context) error {
