@@ -29,17 +29,17 @@ func (run *repairRun) escalate(ctx context.Context, pod *corev1.Pod, ce *CrashAg
 		Channel: run.req.Channel, ThreadTS: run.req.ThreadTS,
 	})
 	if err != nil {
-		run.warnings = append(run.warnings, fmt.Sprintf("🚨 could not record that cluster %s is escalated (%v): "+
+		run.notes = append(run.notes, fmt.Sprintf("🚨 could not record that cluster %s is escalated (%v): "+
 			"the bot may still offer automated repairs of its brokers; approve none until the cause is found", key, err))
 		run.r.opts.Logger.ErrorContext(ctx, "recording an escalation failed", "audit", true, "cluster", key.String(), "error", err)
 		return
 	}
 	how := fmt.Sprintf("the Clear escalation button, or `bot escalation clear %s`", key)
 	if created {
-		run.warnings = append(run.warnings, fmt.Sprintf("cluster %s is now escalated: no automated repair of any of its brokers "+
+		run.notes = append(run.notes, fmt.Sprintf("cluster %s is now escalated: no automated repair of any of its brokers "+
 			"until a person clears it (%s)", key, how))
 	} else {
-		run.warnings = append(run.warnings, fmt.Sprintf("cluster %s was already escalated (after %s, approval %s); it stays so until a person clears it (%s)",
+		run.notes = append(run.notes, fmt.Sprintf("cluster %s was already escalated (after %s, approval %s); it stays so until a person clears it (%s)",
 			key, e.Pod, e.ApprovalID, how))
 	}
 	run.r.audit(ctx, "cluster escalated", run.req, slog.String("cluster", key.String()), slog.Bool("new_record", created))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,7 +136,10 @@ func (r *Repairer) Repair(ctx context.Context, req Request, rep Reporter) Summar
 	return run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, plan))
 }
 
-// repairRun is the state of one repair, shared by its steps.
+// repairRun is one repair: its request, the plan it follows, and what each
+// step left for the steps after it, grouped by the step that owns it (see
+// run_state.go). A step writes its own group only, from what its work
+// returned; the later steps read it.
 type repairRun struct {
 	r       *Repairer
 	req     Request
@@ -143,55 +147,27 @@ type repairRun struct {
 	started time.Time
 	// kind is the plan the run follows.
 	kind planKind
-
-	// Read at the gates (or, on resume, from the Lease and the cluster).
-	snap     diagnose.Snapshot
-	finding  *diagnose.Finding
-	warnings []string
-	broker   *corev1.Pod
-	script   ScriptInput
-	spec     *corev1.Pod
-
-	lock *heldLock
-	// clusterLock is the per-cluster Lease held for the repair.
-	clusterLock *heldLock
 	// recorded is the Lease a resumed repair continues from.
 	recorded *coordinationv1.Lease
-	// debugPod is the debug pod created or found; debugGone is true once
-	// it is known to be deleted.
-	debugPod  *corev1.Pod
-	debugGone bool
-	// debugPodName is the debug pod's name recorded in a resumed Lease;
-	// needRerun is set when a resumed repair must run the script again.
-	debugPodName string
-	needRerun    bool
-	// goSent is true once the debug pod has its go signal; baseRestarts is
-	// the broker's restart count seen then (-1 when unknown), checked again
-	// after the move (stayedChecked).
-	goSent       bool
-	baseRestarts int32
-	// goGiven is true once any debug pod of this repair had a go (in this
-	// run, or before a restart): from then on the move may have happened,
-	// and no summary says "nothing was changed".
-	goGiven bool
-	// goDeadline is the deadline of the go last given (zero when unknown).
-	goDeadline    time.Time
-	stayedChecked bool
-	result        *ScriptResult
-	// brokerReplaced is true once the approved broker pod was deleted.
-	brokerReplaced bool
-	newPod         *corev1.Pod
-	recoveryLines  []string
-	crash          *CrashAgainError
 
-	// failed is the first step error; interrupted is true when the bot
-	// itself is stopping (the Lease then stays "running" for Resume).
-	failed      error
-	interrupted bool
+	// gateResult is what checkGatesStep read. It is embedded because
+	// waitKafkaRecovered (gate_kafka.go) reads the snapshot as run.snap.
+	gateResult
+	spec      debugSpec
+	leases    heldLeases
+	found     resumePoint
+	debug     debugPodState
+	result    *ScriptResult
+	interlock goState
+	broker    brokerState
+	// notes are the warnings steps after the gates add to the summary.
+	notes []string
+	end   runEnd
 }
 
 func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
-	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod), baseRestarts: -1}
+	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(),
+		debug: debugPodState{name: DebugPodName(req.Pod)}, interlock: goState{restarts: -1}}
 	run.rep = &auditReporter{next: rep, run: run}
 	return run
 }
@@ -199,8 +175,8 @@ func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
 // brokerRef is the broker pod instance Events are recorded on.
 func (run *repairRun) brokerRef() kube.PodRef {
 	ref := kube.PodRef{Namespace: run.req.Namespace, Name: run.req.Pod, UID: uidOf(run.req.PodUID)}
-	if run.newPod != nil {
-		ref.UID = run.newPod.UID
+	if run.broker.newPod != nil {
+		ref.UID = run.broker.newPod.UID
 	}
 	return ref
 }
@@ -330,11 +306,11 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 	case OutcomeDryRun:
 		fmt.Fprintf(&b, "Dry run of %s: the gates pass; nothing was changed.\n", target)
 	case OutcomeGateFailed:
-		if run.goGiven {
+		if run.interlock.given {
 			// A resumed repair, or a refusal before a new go: an earlier go
 			// may have let the script move.
 			fmt.Fprintf(&b, "Not repaired: %v. A go was given to the debug pod of this repair before, so the move may have happened; see the backup %s at the root of %s's volume, and the broker's log, before anything else.\n",
-				res.Err, orUnknown(run.script.BackupName), run.req.Pod)
+				res.Err, orUnknown(run.spec.script.BackupName), run.req.Pod)
 		} else {
 			fmt.Fprintf(&b, "Not repaired: %v. Nothing was changed on %s.\n", res.Err, target)
 		}
@@ -346,9 +322,9 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 			}
 		}
 	case OutcomeCrashAgain:
-		fmt.Fprintf(&b, "%s crashed again after the repair: %v. Stopped; no other broker was touched. Escalate.\n", run.req.Pod, run.crash)
+		fmt.Fprintf(&b, "%s crashed again after the repair: %v. Stopped; no other broker was touched. Escalate.\n", run.req.Pod, run.broker.crash)
 	default:
-		if run.interrupted {
+		if run.end.interrupted {
 			fmt.Fprintf(&b, "The bot stopped during %q of %s; the repair lease stays running so a restarted bot resumes it.\n", res.FailedStep, target)
 		} else {
 			fmt.Fprintf(&b, "Repair of %s stopped at %q: %v.\n", target, res.FailedStep, res.Err)
@@ -358,10 +334,10 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 		fmt.Fprintf(&b, "Backup: %s (%d bytes, %d files), moved from %s; it stays on the volume until someone deletes it.\n",
 			run.result.Destination, run.result.Bytes, run.result.Files, run.result.Source)
 	}
-	if run.newPod != nil {
-		fmt.Fprintf(&b, "New pod %s (UID %s): %s.\n", run.newPod.Name, run.newPod.UID, podState(run.newPod))
+	if p := run.broker.newPod; p != nil {
+		fmt.Fprintf(&b, "New pod %s (UID %s): %s.\n", p.Name, p.UID, podState(p))
 	}
-	for _, w := range run.warnings {
+	for _, w := range append(slices.Clip(run.warnings), run.notes...) {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
 	if len(res.Steps) > 0 {
