@@ -138,8 +138,10 @@ func (r *Repairer) Repair(ctx context.Context, req Request, rep Reporter) Summar
 
 // repairRun is one repair: its request, the plan it follows, and what each
 // step left for the steps after it, grouped by the step that owns it (see
-// run_state.go). A step writes its own group only, from what its work
-// returned; the later steps read it.
+// run_state.go). A step writes its own group, from what its work returned,
+// and reads the groups of the steps before it; discoverStep, standing in
+// for the steps a stopped bot ran, sets theirs. Warnings for the summary
+// go to notes.
 type repairRun struct {
 	r       *Repairer
 	req     Request
@@ -278,10 +280,10 @@ func onlyIf(cond func() bool, s Step) Step {
 }
 
 // withTimeout bounds a wait by the repair timeout on the Repairer's clock.
-func (run *repairRun) withTimeout(ctx context.Context, what string) (context.Context, context.CancelFunc) {
+func (r *Repairer) withTimeout(ctx context.Context, what string) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	timeout := run.r.opts.Timeout
-	t := run.r.opts.Clock.NewTimer(timeout)
+	timeout := r.opts.Timeout
+	t := r.opts.Clock.NewTimer(timeout)
 	go func() {
 		defer t.Stop()
 		select {
