@@ -661,7 +661,7 @@ func (run *repairRun) crashAgain(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 	run.broker.crash = ce
-	run.escalate(ctx, pod, ce)
+	run.notes = append(run.notes, run.r.escalate(ctx, run.req, pod, ce))
 	return ce
 }
 
