@@ -54,12 +54,12 @@ func (a *auditReporter) Report(ctx context.Context, p Progress) {
 	run := a.run
 	run.r.audit(ctx, "repair step", run.req, slog.String("step", p.Step), slog.String("status", string(p.Status)),
 		slog.String("detail", p.Detail))
-	if run.lock == nil || run.dryRun {
+	if run.leases.broker == nil || run.kind == dryRunPlan {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
 	if p.Status == StepStarted {
-		if err := run.lock.SetStep(ctx, p.Step); err != nil {
+		if err := run.leases.broker.SetStep(ctx, p.Step); err != nil {
 			run.r.opts.Logger.WarnContext(ctx, "recording the step in the repair lease", "pod", run.req.Pod, "error", err)
 		}
 		return
@@ -80,7 +80,7 @@ func (a *auditReporter) Planned(ctx context.Context, steps []string) {
 
 // Finish implements Reporter.
 func (a *auditReporter) Finish(ctx context.Context, s Summary) {
-	if a.run.lock != nil && !a.run.dryRun {
+	if a.run.leases.broker != nil && a.run.kind != dryRunPlan {
 		eventType := corev1.EventTypeNormal
 		if s.Outcome != OutcomeRepaired {
 			eventType = corev1.EventTypeWarning

@@ -19,30 +19,29 @@ import (
 const GateNotEscalated = "cluster-not-escalated"
 
 // escalate leaves the cluster's durable "escalated: no automated repairs"
-// record after the repaired broker pod crashed again, and says so in the
-// summary. A record that cannot be written is said loudly too: the bot
-// would go on offering repairs of a cluster it should not touch.
-func (run *repairRun) escalate(ctx context.Context, pod *corev1.Pod, ce *CrashAgainError) {
+// record after the repaired broker pod crashed again, and returns the
+// summary's note about it. A record that cannot be written is said loudly
+// too: the bot would go on offering repairs of a cluster it should not
+// touch.
+func (r *Repairer) escalate(ctx context.Context, req Request, pod *corev1.Pod, ce *CrashAgainError) string {
 	key := kube.ClusterKeyOf(pod.Namespace, kube.ClusterOf(pod))
-	e, created, err := run.r.kc.Escalate(ctx, kube.Escalation{
-		Key: key, Pod: pod.Name, ApprovalID: run.req.ApprovalID, Reason: ce.Error(), At: run.r.opts.Clock.Now(),
-		Channel: run.req.Channel, ThreadTS: run.req.ThreadTS,
+	e, created, err := r.kc.Escalate(ctx, kube.Escalation{
+		Key: key, Pod: pod.Name, ApprovalID: req.ApprovalID, Reason: ce.Error(), At: r.opts.Clock.Now(),
+		Channel: req.Channel, ThreadTS: req.ThreadTS,
 	})
 	if err != nil {
-		run.warnings = append(run.warnings, fmt.Sprintf("🚨 could not record that cluster %s is escalated (%v): "+
-			"the bot may still offer automated repairs of its brokers; approve none until the cause is found", key, err))
-		run.r.opts.Logger.ErrorContext(ctx, "recording an escalation failed", "audit", true, "cluster", key.String(), "error", err)
-		return
+		r.opts.Logger.ErrorContext(ctx, "recording an escalation failed", "audit", true, "cluster", key.String(), "error", err)
+		return fmt.Sprintf("🚨 could not record that cluster %s is escalated (%v): "+
+			"the bot may still offer automated repairs of its brokers; approve none until the cause is found", key, err)
 	}
+	r.audit(ctx, "cluster escalated", req, slog.String("cluster", key.String()), slog.Bool("new_record", created))
 	how := fmt.Sprintf("the Clear escalation button, or `bot escalation clear %s`", key)
 	if created {
-		run.warnings = append(run.warnings, fmt.Sprintf("cluster %s is now escalated: no automated repair of any of its brokers "+
-			"until a person clears it (%s)", key, how))
-	} else {
-		run.warnings = append(run.warnings, fmt.Sprintf("cluster %s was already escalated (after %s, approval %s); it stays so until a person clears it (%s)",
-			key, e.Pod, e.ApprovalID, how))
+		return fmt.Sprintf("cluster %s is now escalated: no automated repair of any of its brokers "+
+			"until a person clears it (%s)", key, how)
 	}
-	run.r.audit(ctx, "cluster escalated", run.req, slog.String("cluster", key.String()), slog.Bool("new_record", created))
+	return fmt.Sprintf("cluster %s was already escalated (after %s, approval %s); it stays so until a person clears it (%s)",
+		key, e.Pod, e.ApprovalID, how)
 }
 
 // checkNotEscalated refuses when the broker's cluster (or a group that

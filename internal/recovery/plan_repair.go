@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,70 +128,48 @@ func NewRepairer(kc *kube.Client, engine *diagnose.Engine, opts RepairOptions) *
 // another broker: one approval, one broker.
 func (r *Repairer) Repair(ctx context.Context, req Request, rep Reporter) Summary {
 	run := r.newRun(req, rep)
-	plan := run.plan()
 	if req.DryRun || r.opts.DryRun {
-		plan = run.dryRunPlan()
+		run.kind = dryRunPlan
 	}
-	r.audit(ctx, "repair approved", req, slog.Bool("dry_run", run.dryRun), slog.Any("plan", plan.Describe()))
+	plan := run.plan()
+	r.audit(ctx, "repair approved", req, slog.Bool("dry_run", run.kind == dryRunPlan), slog.Any("plan", plan.Describe()))
 	return run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, plan))
 }
 
-// repairRun is the state of one repair, shared by its steps.
+// repairRun is one repair: its request, the plan it follows, and what each
+// step left for the steps after it, grouped by the step that owns it (see
+// run_state.go). A step writes its own group, from what its work returned,
+// and reads the groups of the steps before it; discoverStep, standing in
+// for the steps a stopped bot ran, sets theirs. Warnings for the summary
+// go to notes.
 type repairRun struct {
 	r       *Repairer
 	req     Request
 	rep     Reporter
 	started time.Time
-	dryRun  bool
+	// kind is the plan the run follows.
+	kind planKind
+	// recorded is the Lease a resumed repair continues from.
+	recorded *coordinationv1.Lease
 
-	// Read at the gates (or, on resume, from the Lease and the cluster).
-	snap     diagnose.Snapshot
-	finding  *diagnose.Finding
-	warnings []string
-	broker   *corev1.Pod
-	script   ScriptInput
-	spec     *corev1.Pod
-
-	lock *heldLock
-	// clusterLock is the per-cluster Lease held for the repair.
-	clusterLock *heldLock
-	// resuming is set for a repair a restarted bot resumes.
-	resuming bool
-	// debugPod is the debug pod created or found; debugGone is true once
-	// it is known to be deleted.
-	debugPod  *corev1.Pod
-	debugGone bool
-	// debugPodName is the debug pod's name recorded in a resumed Lease;
-	// needRerun is set when a resumed repair must run the script again.
-	debugPodName string
-	needRerun    bool
-	// goSent is true once the debug pod has its go signal; baseRestarts is
-	// the broker's restart count seen then (-1 when unknown), checked again
-	// after the move (stayedChecked).
-	goSent       bool
-	baseRestarts int32
-	// goGiven is true once any debug pod of this repair had a go (in this
-	// run, or before a restart): from then on the move may have happened,
-	// and no summary says "nothing was changed".
-	goGiven bool
-	// goDeadline is the deadline of the go last given (zero when unknown).
-	goDeadline    time.Time
-	stayedChecked bool
-	result        *ScriptResult
-	// brokerReplaced is true once the approved broker pod was deleted.
-	brokerReplaced bool
-	newPod         *corev1.Pod
-	recoveryLines  []string
-	crash          *CrashAgainError
-
-	// failed is the first step error; interrupted is true when the bot
-	// itself is stopping (the Lease then stays "running" for Resume).
-	failed      error
-	interrupted bool
+	// gateResult is what checkGatesStep read. It is embedded because
+	// waitKafkaRecovered (gate_kafka.go) reads the snapshot as run.snap.
+	gateResult
+	spec      debugSpec
+	leases    heldLeases
+	found     resumePoint
+	debug     debugPodState
+	result    *ScriptResult
+	interlock goState
+	broker    brokerState
+	// notes are the warnings steps after the gates add to the summary.
+	notes []string
+	end   runEnd
 }
 
 func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
-	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(), debugPodName: DebugPodName(req.Pod), baseRestarts: -1}
+	run := &repairRun{r: r, req: req, started: r.opts.Clock.Now(),
+		debug: debugPodState{name: DebugPodName(req.Pod)}, interlock: goState{restarts: -1}}
 	run.rep = &auditReporter{next: rep, run: run}
 	return run
 }
@@ -198,53 +177,113 @@ func (r *Repairer) newRun(req Request, rep Reporter) *repairRun {
 // brokerRef is the broker pod instance Events are recorded on.
 func (run *repairRun) brokerRef() kube.PodRef {
 	ref := kube.PodRef{Namespace: run.req.Namespace, Name: run.req.Pod, UID: uidOf(run.req.PodUID)}
-	if run.newPod != nil {
-		ref.UID = run.newPod.UID
+	if run.broker.newPod != nil {
+		ref.UID = run.broker.newPod.UID
 	}
 	return ref
 }
 
-// plan is the full repair of an approved broker.
+// planKind names the plan a repairRun follows.
+type planKind int
+
+const (
+	// repairPlan is an approved repair: the gates, the Lease, the debug
+	// pod and its go, the restart and the watch of the new broker.
+	repairPlan planKind = iota
+	// dryRunPlan stops before the first write: the gates and the debug
+	// pod spec, shown.
+	dryRunPlan
+	// resumePlan finishes a repair a stopped bot left running: what its
+	// Lease and the cluster say is done is skipped (see Resume).
+	resumePlan
+)
+
+// planRow is one step of the repair's plans and the plans that include it.
+type planRow struct {
+	step func(*repairRun) Step
+	// repair and dryRun include the step in those plans.
+	repair, dryRun bool
+	// resume includes the step in the resumed plan, where it runs only if
+	// resume holds when the step is reached: what a resumed repair still
+	// has to do is known only once discoverStep has looked. nil leaves the
+	// step out.
+	resume func(*repairRun) bool
+}
+
+// repairSteps describes the three plans, in the order their steps run.
+var repairSteps = []planRow{
+	{step: (*repairRun).discoverStep, resume: always},
+	// A finished debug pod holds the script's result: a resumed repair reads
+	// it and records it in the Lease before anything else, so that no gate
+	// refusal hides a move and no cleanup deletes its only record.
+	{step: (*repairRun).readResultStep, resume: (*repairRun).debugPodFinishedUnread},
+	// A resumed repair runs every gate again before any write that could let
+	// the script move, unless the move's result is known (then only the
+	// restart, the watch of the new pod and the cleanup are left) or the
+	// broker was already restarted.
+	{step: (*repairRun).checkGatesStep, repair: true, dryRun: true, resume: (*repairRun).moveAhead},
+	{step: (*repairRun).buildSpecStep, repair: true, dryRun: true, resume: (*repairRun).rerunNeeded},
+	{step: (*repairRun).showDryRunStep, dryRun: true},
+	{step: (*repairRun).takeLeaseStep, repair: true},
+	{step: (*repairRun).createDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).signalGoStep, repair: true, resume: always},
+	{step: (*repairRun).waitDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).readResultStep, repair: true, resume: always},
+	{step: (*repairRun).checkStayedStoppedStep, repair: true, resume: always},
+	{step: (*repairRun).deleteDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).restartBrokerStep, repair: true, resume: always},
+	{step: (*repairRun).waitBrokerStep, repair: true, resume: always},
+}
+
+// cleanupSteps always run after a repair or a resumed repair: the debug pod
+// goes, and the Lease is released (or left running for Resume when the bot
+// itself is stopping). A dry run wrote nothing to clean up.
+var cleanupSteps = []planRow{
+	{step: (*repairRun).cleanupDebugPodStep, repair: true, resume: always},
+	{step: (*repairRun).releaseLeaseStep, repair: true, resume: always},
+}
+
+func always(*repairRun) bool { return true }
+
+// plan builds the run's plan from repairSteps and cleanupSteps.
 func (run *repairRun) plan() Plan {
-	return Plan{
-		Steps:   append([]Step{run.checkGatesStep(), run.buildSpecStep(), run.takeLeaseStep()}, run.debugPodAndRestartSteps()...),
-		Cleanup: run.cleanupSteps(),
+	return Plan{Steps: run.stepsOf(repairSteps), Cleanup: run.stepsOf(cleanupSteps)}
+}
+
+func (run *repairRun) stepsOf(rows []planRow) []Step {
+	var out []Step
+	for _, row := range rows {
+		switch {
+		case run.kind == repairPlan && row.repair, run.kind == dryRunPlan && row.dryRun:
+			out = append(out, row.step(run))
+		case run.kind == resumePlan && row.resume != nil:
+			out = append(out, onlyIf(func() bool { return row.resume(run) }, row.step(run)))
+		}
 	}
+	return out
 }
 
-// debugPodAndRestartSteps are the steps a repair and a resumed repair share:
-// run the debug pod to its end, read its result, remove it, restart the
-// broker and watch the new pod.
-func (run *repairRun) debugPodAndRestartSteps() []Step {
-	return []Step{
-		run.createDebugPodStep(),
-		run.signalGoStep(),
-		run.waitDebugPodStep(),
-		run.readResultStep(),
-		run.checkStayedStoppedStep(),
-		run.deleteDebugPodStep(),
-		run.restartBrokerStep(),
-		run.waitBrokerStep(),
+// onlyIf makes s count as done unless cond holds when it is reached.
+func onlyIf(cond func() bool, s Step) Step {
+	fs := s.(funcStep)
+	inner := fs.done
+	fs.done = func(ctx context.Context) (bool, error) {
+		if !cond() {
+			return true, nil
+		}
+		if inner == nil {
+			return false, nil
+		}
+		return inner(ctx)
 	}
-}
-
-// cleanupSteps always run: the debug pod goes, and the Lease is released
-// (or left running for Resume when the bot itself is stopping).
-func (run *repairRun) cleanupSteps() []Step {
-	return []Step{run.cleanupDebugPodStep(), run.releaseLeaseStep()}
-}
-
-// dryRunPlan stops before the first write: gates and the debug pod spec.
-func (run *repairRun) dryRunPlan() Plan {
-	run.dryRun = true
-	return Plan{Steps: []Step{run.checkGatesStep(), run.buildSpecStep(), run.showDryRunStep()}}
+	return fs
 }
 
 // withTimeout bounds a wait by the repair timeout on the Repairer's clock.
-func (run *repairRun) withTimeout(ctx context.Context, what string) (context.Context, context.CancelFunc) {
+func (r *Repairer) withTimeout(ctx context.Context, what string) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	timeout := run.r.opts.Timeout
-	t := run.r.opts.Clock.NewTimer(timeout)
+	timeout := r.opts.Timeout
+	t := r.opts.Clock.NewTimer(timeout)
 	go func() {
 		defer t.Stop()
 		select {
@@ -269,11 +308,11 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 	case OutcomeDryRun:
 		fmt.Fprintf(&b, "Dry run of %s: the gates pass; nothing was changed.\n", target)
 	case OutcomeGateFailed:
-		if run.goGiven {
+		if run.interlock.given {
 			// A resumed repair, or a refusal before a new go: an earlier go
 			// may have let the script move.
 			fmt.Fprintf(&b, "Not repaired: %v. A go was given to the debug pod of this repair before, so the move may have happened; see the backup %s at the root of %s's volume, and the broker's log, before anything else.\n",
-				res.Err, orUnknown(run.script.BackupName), run.req.Pod)
+				res.Err, orUnknown(run.spec.script.BackupName), run.req.Pod)
 		} else {
 			fmt.Fprintf(&b, "Not repaired: %v. Nothing was changed on %s.\n", res.Err, target)
 		}
@@ -285,9 +324,9 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 			}
 		}
 	case OutcomeCrashAgain:
-		fmt.Fprintf(&b, "%s crashed again after the repair: %v. Stopped; no other broker was touched. Escalate.\n", run.req.Pod, run.crash)
+		fmt.Fprintf(&b, "%s crashed again after the repair: %v. Stopped; no other broker was touched. Escalate.\n", run.req.Pod, run.broker.crash)
 	default:
-		if run.interrupted {
+		if run.end.interrupted {
 			fmt.Fprintf(&b, "The bot stopped during %q of %s; the repair lease stays running so a restarted bot resumes it.\n", res.FailedStep, target)
 		} else {
 			fmt.Fprintf(&b, "Repair of %s stopped at %q: %v.\n", target, res.FailedStep, res.Err)
@@ -297,10 +336,10 @@ func (run *repairRun) finish(ctx context.Context, res Result) Summary {
 		fmt.Fprintf(&b, "Backup: %s (%d bytes, %d files), moved from %s; it stays on the volume until someone deletes it.\n",
 			run.result.Destination, run.result.Bytes, run.result.Files, run.result.Source)
 	}
-	if run.newPod != nil {
-		fmt.Fprintf(&b, "New pod %s (UID %s): %s.\n", run.newPod.Name, run.newPod.UID, podState(run.newPod))
+	if p := run.broker.newPod; p != nil {
+		fmt.Fprintf(&b, "New pod %s (UID %s): %s.\n", p.Name, p.UID, podState(p))
 	}
-	for _, w := range run.warnings {
+	for _, w := range append(slices.Clip(run.warnings), run.notes...) {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
 	if len(res.Steps) > 0 {
@@ -321,7 +360,7 @@ func (run *repairRun) outcome(res Result) Outcome {
 	var ge *GateError
 	var ce *CrashAgainError
 	switch {
-	case res.Err == nil && run.dryRun:
+	case res.Err == nil && run.kind == dryRunPlan:
 		return OutcomeDryRun
 	case res.Err == nil:
 		return OutcomeRepaired

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,15 +41,14 @@ func (run *repairRun) step(describe string, done func(context.Context) (bool, er
 		// Fencing: once another holder took a Lease, this replica writes
 		// nothing more.
 		if err := run.fenced(); err != nil {
-			if run.failed == nil {
-				run.failed = err
+			if run.end.failed == nil {
+				run.end = runEnd{failed: err}
 			}
 			return err
 		}
 		err := do(ctx)
-		if err != nil && run.failed == nil {
-			run.failed = err
-			run.interrupted = ctx.Err() != nil
+		if err != nil && run.end.failed == nil {
+			run.end = runEnd{failed: err, interrupted: ctx.Err() != nil}
 		}
 		return err
 	}}
@@ -65,32 +63,42 @@ func (run *repairRun) checkGatesStep() Step {
 	req := run.req
 	return run.step(fmt.Sprintf("Re-check %s/%s and the safety gates", req.Namespace, req.Pod), nil,
 		func(ctx context.Context) error {
-			// Everything here only reads: ride out a blip of transient
-			// API errors (throttling, 5xx, timeouts) before giving up.
-			var snap diagnose.Snapshot
-			err := retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
-				var err error
-				snap, err = run.r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
-				return err
-			})
-			switch {
-			case errors.Is(err, kube.ErrNamespaceNotAllowed):
-				return refuse(GateNamespace, "namespace %q is outside KAFKA_NAMESPACES", req.Namespace)
-			case errors.Is(err, kube.ErrPodNotFound):
-				return refuse(GateSamePod, "pod %s/%s no longer exists", req.Namespace, req.Pod)
-			case err != nil:
-				return fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
+			res, err := run.r.readGates(ctx, req, run.kind == resumePlan)
+			if res != nil {
+				run.gateResult = *res
 			}
-			var in *gateInput
-			err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
-				in = run.r.gateInput(req, snap)
-				in.resuming = run.resuming
-				return checkGates(ctx, in)
-			})
-			run.snap, run.finding, run.warnings = snap, in.finding, in.warnings
 			return err
 		},
 		func() string { return strings.Join(run.warnings, "\n") })
+}
+
+// readGates re-reads the approved broker and runs every safety gate on it.
+// The result is nil when the broker could not be read, and set (with the
+// first refusal) once the gates ran.
+func (r *Repairer) readGates(ctx context.Context, req Request, resuming bool) (*gateResult, error) {
+	// Everything here only reads: ride out a blip of transient API errors
+	// (throttling, 5xx, timeouts) before giving up.
+	var snap diagnose.Snapshot
+	err := retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
+		var err error
+		snap, err = r.inspect.Snapshot(ctx, req.Namespace, req.Pod)
+		return err
+	})
+	switch {
+	case errors.Is(err, kube.ErrNamespaceNotAllowed):
+		return nil, refuse(GateNamespace, "namespace %q is outside KAFKA_NAMESPACES", req.Namespace)
+	case errors.Is(err, kube.ErrPodNotFound):
+		return nil, refuse(GateSamePod, "pod %s/%s no longer exists", req.Namespace, req.Pod)
+	case err != nil:
+		return nil, fmt.Errorf("re-reading %s/%s: %w", req.Namespace, req.Pod, err)
+	}
+	var in *gateInput
+	err = retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
+		in = r.gateInput(req, snap)
+		in.resuming = resuming
+		return checkGates(ctx, in)
+	})
+	return &gateResult{snap: snap, finding: in.finding, warnings: in.warnings}, err
 }
 
 // goGates are the gates about the rest of the broker's cluster, which can
@@ -108,7 +116,7 @@ var goGates = []gate{
 func (run *repairRun) recheckBeforeGo(ctx context.Context) error {
 	return retry.OnError(gateReadBackoff, kube.IsTransient, func() error {
 		in := run.r.gateInput(run.req, run.snap)
-		in.resuming, in.finding = run.resuming, run.finding
+		in.resuming, in.finding = run.kind == resumePlan, run.finding
 		for _, g := range goGates {
 			if err := g.check(ctx, in); err != nil {
 				return err
@@ -172,62 +180,74 @@ func onceValue[T any](load func(context.Context) (T, error)) func(context.Contex
 func (run *repairRun) buildSpecStep() Step {
 	return run.step("Build the debug pod and script", nil,
 		func(ctx context.Context) error {
-			broker, err := run.r.kc.FetchPod(ctx, run.req.Namespace, run.req.Pod)
-			if err != nil {
-				return err
-			}
-			if string(broker.UID) != run.req.PodUID {
-				return refuse(GateSamePod, "pod %s was recreated a moment ago (UID %s)", run.req.Pod, broker.UID)
-			}
-			if run.script.BackupName == "" { // a resumed repair keeps its recorded input
-				if run.snap.NodeID == "" {
-					return refuse(GateNodeID, "the node id of %s is unknown, so the script could not check that the volume belongs to it", run.req.Pod)
-				}
-				run.script = ScriptInput{
-					Action: run.req.Action, Target: run.req.Target, NodeID: run.snap.NodeID,
-					ClusterID: kube.ClusterIDOf(broker),
-					MountRoot: DefaultMountRoot, BackupName: BackupName(run.req.ApprovalID, run.r.opts.Clock.Now()),
-				}
-				if !clusterIDRE.MatchString(run.script.ClusterID) {
-					run.script.ClusterID = "" // not a Kafka cluster id: check agreement only
-				}
-			}
-			if err := run.script.Validate(); err != nil {
-				return fmt.Errorf("script input: %w", err)
-			}
-			in := DebugPodInput{
-				Broker: broker, KafkaContainer: run.snap.KafkaContainer, Image: run.r.opts.DebugImage,
-				RepairID: labelValue(run.req.ApprovalID), Script: run.script, Deadline: run.r.opts.Timeout,
-				ClaimAccessModes: map[string][]corev1.PersistentVolumeAccessMode{},
-				AllowRoot:        run.r.opts.AllowRootBroker,
-			}
-			for _, c := range run.snap.Claims {
-				in.ClaimNames = append(in.ClaimNames, c.ClaimName)
-				for _, m := range c.AccessModes {
-					in.ClaimAccessModes[c.ClaimName] = append(in.ClaimAccessModes[c.ClaimName], corev1.PersistentVolumeAccessMode(m))
-				}
-			}
-			spec, err := DebugPod(in)
-			var noShell *NoShellError
-			var eph *EphemeralVolumeError
-			switch {
-			case errors.As(err, &noShell):
-				return refuse(GateDebugImage, "%v", noShell)
-			case errors.As(err, &eph):
-				return refuse(GateNoEphemeral, "%v", eph)
-			case err != nil:
-				return fmt.Errorf("building the debug pod: %w", err)
-			}
-			run.broker, run.spec, run.debugPodName = broker, spec, spec.Name
-			return nil
+			spec, err := run.r.buildDebugSpec(ctx, run.req, run.snap, run.spec.script)
+			run.spec = spec
+			return err
 		},
 		func() string {
-			if run.spec == nil {
+			sp := run.spec
+			if sp.pod == nil {
 				return ""
 			}
 			return fmt.Sprintf("debug pod %s on node %s, image %s; %s %s, backup folder %s at the volume root",
-				run.spec.Name, run.broker.Spec.NodeName, firstImage(run.spec), run.script.Action, run.script.Target, run.script.BackupName)
+				sp.pod.Name, sp.broker.Spec.NodeName, firstImage(sp.pod), sp.script.Action, sp.script.Target, sp.script.BackupName)
 		})
+}
+
+// buildDebugSpec re-reads the approved broker pod and builds the script
+// input (a resumed repair keeps the recorded one) and the debug pod spec
+// for it. The spec returned holds the script input as far as it was
+// built, also on failure.
+func (r *Repairer) buildDebugSpec(ctx context.Context, req Request, snap diagnose.Snapshot, recorded ScriptInput) (debugSpec, error) {
+	out := debugSpec{script: recorded}
+	broker, err := r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+	if err != nil {
+		return out, err
+	}
+	if string(broker.UID) != req.PodUID {
+		return out, refuse(GateSamePod, "pod %s was recreated a moment ago (UID %s)", req.Pod, broker.UID)
+	}
+	if out.script.BackupName == "" {
+		if snap.NodeID == "" {
+			return out, refuse(GateNodeID, "the node id of %s is unknown, so the script could not check that the volume belongs to it", req.Pod)
+		}
+		out.script = ScriptInput{
+			Action: req.Action, Target: req.Target, NodeID: snap.NodeID,
+			ClusterID: kube.ClusterIDOf(broker),
+			MountRoot: DefaultMountRoot, BackupName: BackupName(req.ApprovalID, r.opts.Clock.Now()),
+		}
+		if !clusterIDRE.MatchString(out.script.ClusterID) {
+			out.script.ClusterID = "" // not a Kafka cluster id: check agreement only
+		}
+	}
+	if err := out.script.Validate(); err != nil {
+		return out, fmt.Errorf("script input: %w", err)
+	}
+	in := DebugPodInput{
+		Broker: broker, KafkaContainer: snap.KafkaContainer, Image: r.opts.DebugImage,
+		RepairID: labelValue(req.ApprovalID), Script: out.script, Deadline: r.opts.Timeout,
+		ClaimAccessModes: map[string][]corev1.PersistentVolumeAccessMode{},
+		AllowRoot:        r.opts.AllowRootBroker,
+	}
+	for _, c := range snap.Claims {
+		in.ClaimNames = append(in.ClaimNames, c.ClaimName)
+		for _, m := range c.AccessModes {
+			in.ClaimAccessModes[c.ClaimName] = append(in.ClaimAccessModes[c.ClaimName], corev1.PersistentVolumeAccessMode(m))
+		}
+	}
+	spec, err := DebugPod(in)
+	var noShell *NoShellError
+	var eph *EphemeralVolumeError
+	switch {
+	case errors.As(err, &noShell):
+		return out, refuse(GateDebugImage, "%v", noShell)
+	case errors.As(err, &eph):
+		return out, refuse(GateNoEphemeral, "%v", eph)
+	case err != nil:
+		return out, fmt.Errorf("building the debug pod: %w", err)
+	}
+	out.broker, out.pod = broker, spec
+	return out, nil
 }
 
 func firstImage(pod *corev1.Pod) string {
@@ -240,7 +260,7 @@ func firstImage(pod *corev1.Pod) string {
 // showDryRunStep reports the exact debug pod spec and the script.
 func (run *repairRun) showDryRunStep() Step {
 	return run.step("Show what would run (dry run)", nil, func(ctx context.Context) error {
-		y, err := yaml.Marshal(run.spec)
+		y, err := yaml.Marshal(run.spec.pod)
 		if err != nil {
 			return fmt.Errorf("rendering the debug pod spec: %w", err)
 		}
@@ -252,10 +272,10 @@ func (run *repairRun) showDryRunStep() Step {
 
 // fenced returns why this replica lost one of its Leases, or nil.
 func (run *repairRun) fenced() error {
-	if err := run.lock.Lost(); err != nil {
+	if err := run.leases.broker.Lost(); err != nil {
 		return err
 	}
-	return run.clusterLock.Lost()
+	return run.leases.cluster.Lost()
 }
 
 // takeLeaseStep takes the cluster's repair Lease (create or
@@ -263,72 +283,89 @@ func (run *repairRun) fenced() error {
 // approvals on two brokers of one cluster, only one gets past the first.
 func (run *repairRun) takeLeaseStep() Step {
 	return run.step(fmt.Sprintf("Take the repair lease %s (after its cluster's)", kube.RepairLeaseName(run.req.Pod)),
-		func(context.Context) (bool, error) { return run.lock != nil, nil },
+		func(context.Context) (bool, error) { return run.leases.broker != nil, nil },
 		func(ctx context.Context) error {
-			// The cluster is the one of the snapshot the gates just read
-			// (the plan is built before it exists).
-			key := ClusterKeyOf(run.snap)
-			script, err := jsonString(run.script)
+			held, notes, err := run.r.takeLeases(ctx, run.req, run.snap, run.spec)
 			if err != nil {
 				return err
 			}
-			cl, err := run.r.lock.AcquireCluster(ctx, run.req, key)
-			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
-				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
-			}
-			if err != nil {
-				return err
-			}
-			extra := map[string]string{annoScript: script, annoDebugPod: run.spec.Name, annoClusterLease: cl.lease.Name}
-			held, err := run.r.lock.Acquire(ctx, run.req, run.snap.Cluster, extra)
-			if err != nil {
-				// Give the cluster back: this repair never started.
-				if rerr := cl.Release(context.WithoutCancel(ctx), leaseDone); rerr != nil {
-					run.r.opts.Logger.WarnContext(ctx, "releasing the cluster's repair lease", "lease", cl.lease.Name, "error", rerr)
-				}
-			}
-			if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
-				return &GateError{Gate: GateNoRepair, Seen: err.Error()}
-			}
-			if err != nil {
-				return err
-			}
-			run.lock, run.clusterLock = held, cl
-			for _, took := range []error{cl.tookExpired, held.tookExpired} {
-				if took != nil {
-					run.warnings = append(run.warnings, took.Error())
-					run.r.opts.Logger.WarnContext(ctx, "took over a repair lease whose record does not verify, after its bound",
-						"approval_id", run.req.ApprovalID, "error", took)
-				}
-			}
+			run.leases, run.notes = held, append(run.notes, notes...)
 			return nil
 		},
 		func() string {
-			if run.clusterLock == nil {
+			if run.leases.cluster == nil {
 				return ""
 			}
-			return "holding " + run.clusterLock.lease.Name + " for cluster " + ClusterKeyOf(run.snap).String()
+			return "holding " + run.leases.cluster.lease.Name + " for cluster " + ClusterKeyOf(run.snap).String()
 		})
 }
 
-func (run *repairRun) debugName() string {
-	if run.debugPod != nil {
-		return run.debugPod.Name
+// takeLeases takes the cluster's repair Lease, then the broker's, recording
+// the script input and the debug pod; it returns them held, with a warning
+// for each one taken over from a record that does not verify.
+func (r *Repairer) takeLeases(ctx context.Context, req Request, snap diagnose.Snapshot, spec debugSpec) (heldLeases, []string, error) {
+	// The cluster is the one of the snapshot the gates just read (the plan
+	// is built before it exists).
+	key := ClusterKeyOf(snap)
+	script, err := jsonString(spec.script)
+	if err != nil {
+		return heldLeases{}, nil, err
 	}
-	return run.debugPodName
+	cl, err := r.lock.AcquireCluster(ctx, req, key)
+	if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
+		return heldLeases{}, nil, &GateError{Gate: GateNoRepair, Seen: err.Error()}
+	}
+	if err != nil {
+		return heldLeases{}, nil, err
+	}
+	extra := map[string]string{annoScript: script, annoDebugPod: spec.pod.Name, annoClusterLease: cl.lease.Name}
+	held, err := r.lock.Acquire(ctx, req, snap.Cluster, extra)
+	if err != nil {
+		// Give the cluster back: this repair never started.
+		if rerr := cl.Release(context.WithoutCancel(ctx), leaseDone); rerr != nil {
+			r.opts.Logger.WarnContext(ctx, "releasing the cluster's repair lease", "lease", cl.lease.Name, "error", rerr)
+		}
+	}
+	if errors.Is(err, ErrAlreadyRan) || errors.Is(err, ErrRepairRunning) {
+		return heldLeases{}, nil, &GateError{Gate: GateNoRepair, Seen: err.Error()}
+	}
+	if err != nil {
+		return heldLeases{}, nil, err
+	}
+	var notes []string
+	for _, took := range []error{cl.tookExpired, held.tookExpired} {
+		if took != nil {
+			notes = append(notes, took.Error())
+			r.opts.Logger.WarnContext(ctx, "took over a repair lease whose record does not verify, after its bound",
+				"approval_id", req.ApprovalID, "error", took)
+		}
+	}
+	return heldLeases{broker: held, cluster: cl}, notes, nil
+}
+
+// debugName is the debug pod's name: the pod's, else the spec's, else the
+// expected or recorded one.
+func (run *repairRun) debugName() string {
+	switch {
+	case run.debug.pod != nil:
+		return run.debug.pod.Name
+	case run.spec.pod != nil:
+		return run.spec.pod.Name
+	}
+	return run.debug.name
 }
 
 // createDebugPodStep creates the debug pod (skipped when it exists or its
 // result is known).
 func (run *repairRun) createDebugPodStep() Step {
 	return run.step(fmt.Sprintf("Create debug pod %s", run.debugName()),
-		func(context.Context) (bool, error) { return run.result != nil || run.debugPod != nil, nil },
+		func(context.Context) (bool, error) { return run.result != nil || run.debug.pod != nil, nil },
 		func(ctx context.Context) error {
-			pod, err := run.r.kc.CreateRepairPod(ctx, run.spec)
+			pod, err := run.r.kc.CreateRepairPod(ctx, run.spec.pod)
 			if err != nil {
 				return err
 			}
-			run.debugPod = pod
+			run.debug.pod = pod
 			return nil
 		}, nil)
 }
@@ -343,271 +380,6 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	return nil
 }
 
-// watchDebugPod waits until cond holds for the debug pod; a deleted or
-// replaced debug pod ends the wait with kube.ErrPodDeleted.
-func (run *repairRun) watchDebugPod(ctx context.Context, cond func(*corev1.Pod, *corev1.ContainerStatus) bool) error {
-	pod, err := run.watchDebugPodOnly(ctx, run.debugPod, cond)
-	if errors.Is(err, kube.ErrPodDeleted) {
-		run.debugGone = true
-	}
-	if err != nil {
-		return err
-	}
-	run.debugPod = pod
-	return nil
-}
-
-// watchDebugPodOnly is watchDebugPod without touching run (safe from
-// another goroutine): it returns the pod that met cond.
-func (run *repairRun) watchDebugPodOnly(ctx context.Context, dbg *corev1.Pod, cond func(*corev1.Pod, *corev1.ContainerStatus) bool) (*corev1.Pod, error) {
-	return run.r.kc.WatchPod(ctx, dbg.Namespace, dbg.Name, func(p *corev1.Pod) (bool, error) {
-		if p == nil || p.UID != dbg.UID {
-			return false, fmt.Errorf("debug pod %s: %w", dbg.Name, kube.ErrPodDeleted)
-		}
-		return cond(p, containerStatus(p, DebugContainerName)), nil
-	})
-}
-
-// debugPodDone is the debug pod's end: its repair container terminated (the
-// pod's phase is not enough: a sidecar a mesh injected despite the opt-out
-// would keep it Running for ever).
-func debugPodDone(p *corev1.Pod, c *corev1.ContainerStatus) bool {
-	return kube.PodFinished(p) || (c != nil && c.State.Terminated != nil)
-}
-
-// signalGoStep is the interlock: once the debug pod's script waits (its
-// container runs), it re-reads the broker by watch until its Kafka
-// container is stopped, with the approved UID, and long enough before the
-// kubelet may restart it (a CrashLoopBackOff back-off may have expired
-// meanwhile: then it waits for the next crash). It records the restart
-// count and only then sets the go annotation, with the deadline the script
-// must move by (see goDeadline).
-func (run *repairRun) signalGoStep() Step {
-	req := run.req
-	var detail string
-	return run.step(fmt.Sprintf("Give the debug pod its go once Kafka on %s is stopped", req.Pod),
-		func(context.Context) (bool, error) { return run.result != nil || run.goSent, nil },
-		func(ctx context.Context) error {
-			wctx, cancel := run.withTimeout(ctx, "waiting to give the debug pod its go")
-			defer cancel()
-			err := run.watchDebugPod(wctx, func(p *corev1.Pod, c *corev1.ContainerStatus) bool {
-				return p.Annotations[AnnotationGo] != "" || kube.PodFinished(p) ||
-					(c != nil && (c.State.Running != nil || c.State.Terminated != nil))
-			})
-			if err != nil {
-				return err
-			}
-			if v := run.debugPod.Annotations[AnnotationGo]; v != "" {
-				run.goSent = true // a resumed repair: the go was given before
-				run.goDeadline, _ = parseGoValue(v, labelValue(req.ApprovalID))
-				detail = "the go was already given"
-				return nil
-			}
-			if c := containerStatus(run.debugPod, DebugContainerName); debugPodDone(run.debugPod, c) {
-				detail = "the debug pod ended before its go (its result says why); nothing was moved"
-				return nil
-			}
-			c, w, err := run.awaitStoppedKafka(ctx, wctx)
-			if err != nil {
-				return err
-			}
-			if err := run.giveGo(ctx, c, w); err != nil {
-				return err
-			}
-			detail = fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): go given, valid until %s (%s)",
-				req.Pod, stoppedState(c), c.RestartCount, w.Deadline.UTC().Format(time.RFC3339), w.Basis)
-			return nil
-		},
-		func() string { return detail })
-}
-
-// awaitStoppedKafka watches the approved broker until its Kafka container
-// is stopped with at least MinGoWindow left before its go deadline (on the
-// bot's clock), and returns that status and window. It tells the thread,
-// once per restart, why it is still waiting. A deleted or recreated broker
-// ends the wait with a refusal.
-func (run *repairRun) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.ContainerStatus, goWindow, error) {
-	req := run.req
-	toldRunning, toldShort := int32(-1), int32(-1)
-	var win goWindow
-	broker, err := run.r.kc.WatchPod(wctx, req.Namespace, req.Pod, func(p *corev1.Pod) (bool, error) {
-		if p == nil || string(p.UID) != req.PodUID {
-			return false, refuse(GateSamePod, "%s was deleted or recreated before the move; nothing was moved", req.Pod)
-		}
-		c := containerStatus(p, kube.KafkaContainerName(p))
-		if c == nil {
-			return false, nil
-		}
-		if c.State.Running != nil {
-			if toldRunning != c.RestartCount {
-				toldRunning = c.RestartCount
-				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
-					Detail: fmt.Sprintf("Kafka on %s is running again (restart %d: its back-off expired): waiting for it to stop before the move", req.Pod, c.RestartCount)})
-			}
-			return false, nil
-		}
-		win = goDeadline(c)
-		left := win.Deadline.Sub(run.r.opts.Clock.Now())
-		if !win.Deadline.IsZero() && left >= MinGoWindow {
-			return true, nil
-		}
-		if toldShort != c.RestartCount && c.State.Waiting != nil {
-			toldShort = c.RestartCount
-			run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
-				Detail: fmt.Sprintf("Kafka on %s is %s (restart %d), but the bot cannot be sure it stays stopped for %s (%s): no go now; waiting for its next stop",
-					req.Pod, stoppedState(c), c.RestartCount, MinGoWindow, win.Basis)})
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, goWindow{}, err
-	}
-	return containerStatus(broker, kube.KafkaContainerName(broker)), win, nil
-}
-
-// giveGo records the broker's restart count (run and Lease) and sets the
-// debug pod's go annotation with the window's deadline.
-func (run *repairRun) giveGo(ctx context.Context, c *corev1.ContainerStatus, w goWindow) error {
-	if err := run.recheckBeforeGo(ctx); err != nil {
-		var ge *GateError
-		if errors.As(err, &ge) {
-			ge.Seen = "right before the go: " + ge.Seen
-		}
-		return err
-	}
-	run.baseRestarts = c.RestartCount
-	if run.lock != nil {
-		if err := run.lock.SetAnnotation(ctx, annoGoRestarts, strconv.Itoa(int(c.RestartCount))); err != nil {
-			return fmt.Errorf("recording the broker's restart count in the lease: %w", err)
-		}
-	}
-	if _, err := run.r.kc.AnnotatePod(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID, AnnotationGo, goValue(labelValue(run.req.ApprovalID), w.Deadline)); err != nil {
-		return err
-	}
-	run.goSent, run.goGiven, run.goDeadline = true, true, w.Deadline
-	return nil
-}
-
-// stoppedState names a stopped container's state.
-func stoppedState(c *corev1.ContainerStatus) string {
-	switch {
-	case c.State.Waiting != nil:
-		return "waiting (" + c.State.Waiting.Reason + ")"
-	case c.State.Terminated != nil:
-		return "terminated (" + c.State.Terminated.Reason + ")"
-	}
-	return "not running"
-}
-
-// errGoExpired ends a wait for the debug pod when its go's deadline has
-// passed; errDebugDone ends a wait for the broker when the debug pod has
-// finished meanwhile.
-var (
-	errGoExpired = errors.New("the go's deadline passed")
-	errDebugDone = errors.New("the debug pod finished")
-)
-
-// waitDebugPodStep watches the debug pod until its repair container has
-// terminated. When the go's deadline passes first (the kubelet had not yet
-// projected it into the pod, or the script was slow), the script no longer
-// moves on it: the bot waits for Kafka's next stop and gives a new go (same
-// repair id, new deadline), as often as needed within the repair timeout.
-func (run *repairRun) waitDebugPodStep() Step {
-	var detail string
-	return run.step(fmt.Sprintf("Wait for debug pod %s to finish (up to %s)", run.debugName(), run.r.opts.Timeout),
-		func(context.Context) (bool, error) { return run.result != nil, nil },
-		func(ctx context.Context) error {
-			wctx, cancel := run.withTimeout(ctx, "waiting for the debug pod")
-			defer cancel()
-			if run.goDeadline.IsZero() && run.debugPod != nil {
-				run.goDeadline, _ = parseGoValue(run.debugPod.Annotations[AnnotationGo], labelValue(run.req.ApprovalID))
-			}
-			for resignals := 0; ; resignals++ {
-				err := run.watchDebugPodUntilGoExpires(wctx)
-				if !errors.Is(err, errGoExpired) {
-					if err == nil && resignals > 0 {
-						detail = fmt.Sprintf("after %d new go signal(s)", resignals)
-					}
-					return err
-				}
-				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
-					Detail: fmt.Sprintf("the go's deadline %s passed and the debug pod has not finished (the kubelet may not have delivered the go yet): the script will not move on it; waiting for Kafka on %s to stop again to give a new go",
-						run.goDeadline.UTC().Format(time.RFC3339), run.req.Pod)})
-				c, w, err := run.awaitStoppedKafkaOrDebugDone(ctx, wctx)
-				if errors.Is(err, errDebugDone) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if err := run.giveGo(ctx, c, w); err != nil {
-					return err
-				}
-				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
-					Detail: fmt.Sprintf("Kafka on %s is %s (restart count %d, same pod UID): new go given, valid until %s (%s)",
-						run.req.Pod, stoppedState(c), c.RestartCount, w.Deadline.UTC().Format(time.RFC3339), w.Basis)})
-			}
-		},
-		func() string { return detail })
-}
-
-// watchDebugPodUntilGoExpires waits for the debug pod's end; it returns
-// errGoExpired once the bot's clock is a second past the go's deadline
-// (none when the deadline is unknown) and the pod has not finished.
-func (run *repairRun) watchDebugPodUntilGoExpires(wctx context.Context) error {
-	dctx, cancel := context.WithCancelCause(wctx)
-	defer cancel(context.Canceled)
-	if !run.goDeadline.IsZero() {
-		t := run.r.opts.Clock.NewTimer(run.goDeadline.Add(time.Second).Sub(run.r.opts.Clock.Now()))
-		defer t.Stop()
-		go func() {
-			select {
-			case <-t.C():
-				cancel(errGoExpired)
-			case <-dctx.Done():
-			}
-		}()
-	}
-	err := run.watchDebugPod(dctx, debugPodDone)
-	if err != nil && wctx.Err() == nil && errors.Is(context.Cause(dctx), errGoExpired) {
-		return errGoExpired
-	}
-	return err
-}
-
-// awaitStoppedKafkaOrDebugDone is awaitStoppedKafka that also ends, with
-// errDebugDone (run.debugPod updated), when the debug pod finishes first:
-// the script moved on the earlier go, or gave up.
-func (run *repairRun) awaitStoppedKafkaOrDebugDone(ctx, wctx context.Context) (*corev1.ContainerStatus, goWindow, error) {
-	bctx, cancel := context.WithCancelCause(wctx)
-	defer cancel(context.Canceled)
-	type ended struct {
-		pod *corev1.Pod
-		err error
-	}
-	dbgEnd := make(chan ended, 1)
-	dbg := run.debugPod
-	go func() {
-		pod, err := run.watchDebugPodOnly(bctx, dbg, debugPodDone)
-		if err == nil {
-			cancel(errDebugDone)
-		}
-		dbgEnd <- ended{pod, err}
-	}()
-	c, w, err := run.awaitStoppedKafka(ctx, bctx)
-	cancel(context.Canceled)
-	d := <-dbgEnd
-	if d.err == nil {
-		run.debugPod = d.pod
-		return nil, goWindow{}, errDebugDone
-	}
-	if errors.Is(d.err, kube.ErrPodDeleted) {
-		run.debugGone = true
-		return nil, goWindow{}, d.err
-	}
-	return c, w, err
-}
-
 // checkStayedStoppedStep checks, after the move, that the broker's Kafka
 // did not start while the script moved: same UID, same restart count as
 // when the go was given, not running. If it did, the rename may have
@@ -617,42 +389,51 @@ func (run *repairRun) checkStayedStoppedStep() Step {
 	var detail string
 	return run.step(fmt.Sprintf("Check that Kafka on %s stayed stopped during the move", req.Pod),
 		func(context.Context) (bool, error) {
-			return run.result == nil || run.baseRestarts < 0 || run.brokerReplaced || run.stayedChecked, nil
+			return run.result == nil || run.interlock.restarts < 0 || run.broker.replaced, nil
 		},
 		func(ctx context.Context) error {
-			run.stayedChecked = true
-			broker, err := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)
-			var problem string
-			switch {
-			case apierrors.IsNotFound(err):
-				problem = fmt.Sprintf("%s was deleted during the move", req.Pod)
-			case err != nil:
+			restarts := run.interlock.restarts
+			problem, err := run.r.kafkaRanDuringMove(ctx, req, restarts)
+			if err != nil {
 				return err
-			case string(broker.UID) != req.PodUID:
-				problem = fmt.Sprintf("%s was recreated during the move (UID %s)", req.Pod, broker.UID)
-			default:
-				c := containerStatus(broker, kube.KafkaContainerName(broker))
-				switch {
-				case c == nil:
-					problem = "the broker reports no Kafka container status"
-				case c.RestartCount != run.baseRestarts:
-					problem = fmt.Sprintf("Kafka on %s restarted during the move (restart count %d -> %d)", req.Pod, run.baseRestarts, c.RestartCount)
-				case c.State.Running != nil:
-					problem = fmt.Sprintf("Kafka on %s is running now", req.Pod)
-				}
 			}
 			if problem == "" {
-				detail = fmt.Sprintf("restart count still %d: Kafka did not run during the move", run.baseRestarts)
+				detail = fmt.Sprintf("restart count still %d: Kafka did not run during the move", restarts)
 				return nil
 			}
 			loud := "⚠️ INTERLOCK: " + problem + ": the rename may have happened under a running Kafka. " +
 				"Check the broker's log around the move before anything else; the backup keeps what was moved."
-			run.warnings = append(run.warnings, loud)
+			run.notes = append(run.notes, loud)
 			run.r.opts.Logger.WarnContext(ctx, loud, "pod", req.Pod, "approval_id", req.ApprovalID)
 			detail = loud
 			return nil
 		},
 		func() string { return detail })
+}
+
+// kafkaRanDuringMove re-reads the approved broker and says how its Kafka
+// may have run since the go was given at restart count restarts ("" when
+// it stayed stopped).
+func (r *Repairer) kafkaRanDuringMove(ctx context.Context, req Request, restarts int32) (string, error) {
+	broker, err := r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("%s was deleted during the move", req.Pod), nil
+	case err != nil:
+		return "", err
+	case string(broker.UID) != req.PodUID:
+		return fmt.Sprintf("%s was recreated during the move (UID %s)", req.Pod, broker.UID), nil
+	}
+	c := containerStatus(broker, kube.KafkaContainerName(broker))
+	switch {
+	case c == nil:
+		return "the broker reports no Kafka container status", nil
+	case c.RestartCount != restarts:
+		return fmt.Sprintf("Kafka on %s restarted during the move (restart count %d -> %d)", req.Pod, restarts, c.RestartCount), nil
+	case c.State.Running != nil:
+		return fmt.Sprintf("Kafka on %s is running now", req.Pod), nil
+	}
+	return "", nil
 }
 
 // readResultStep reads the script's result line from the debug pod's log
@@ -661,49 +442,60 @@ func (run *repairRun) readResultStep() Step {
 	return run.step("Read the repair script's result",
 		func(context.Context) (bool, error) { return run.result != nil, nil },
 		func(ctx context.Context) error {
-			pod := run.debugPod
-			container := ""
-			if len(pod.Spec.Containers) > 0 {
-				container = pod.Spec.Containers[0].Name
-			}
-			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
+			res, err := readScriptResult(ctx, run.r.logs, run.debug.pod)
 			if err != nil {
 				return err
 			}
-			res, err := ParseScriptResult(log)
-			if err != nil {
-				hint := ""
-				if c := containerStatus(pod, DebugContainerName); c != nil && c.State.Terminated != nil {
-					if t := c.State.Terminated; t.ExitCode == 126 || t.ExitCode == 127 || t.Reason == "StartError" || t.Reason == "ContainerCannotRun" {
-						hint = fmt.Sprintf(" The repair container could not start its shell (%s, exit %d): the image has no sh; set DEBUG_IMAGE to an image with a POSIX sh (e.g. busybox by digest).", t.Reason, t.ExitCode)
-					}
-				}
-				return fmt.Errorf("debug pod %s ended in phase %s: %w; its log ends:\n%s%s", pod.Name, pod.Status.Phase, err, lastLines(log, 5), hint)
-			}
-			if !res.OK() {
-				return fmt.Errorf("the script %s (%s): %s; nothing was moved. Its log ends:\n%s", res.Status, res.Reason, res.Explain(), lastLines(log, 5))
-			}
-			if res.Status == StatusCheckOK {
-				return fmt.Errorf("the script ran in check mode: nothing was moved")
-			}
 			run.result = &res
-			if run.lock != nil {
-				if err := run.lock.RecordJSON(ctx, annoResult, res); err != nil {
+			if lock := run.leases.broker; lock != nil {
+				if err := lock.RecordJSON(ctx, annoResult, res); err != nil {
 					return fmt.Errorf("recording the result in the lease: %w", err)
 				}
 			}
 			return nil
 		},
 		func() string {
-			if run.result == nil {
+			res := run.result
+			if res == nil {
 				return ""
 			}
 			verb := "Moved"
-			if run.result.Status == StatusAlreadyMoved {
+			if res.Status == StatusAlreadyMoved {
 				verb = "Already moved by an earlier run:"
 			}
-			return fmt.Sprintf("%s %s to %s (%d bytes, %d files)", verb, run.result.Source, run.result.Destination, run.result.Bytes, run.result.Files)
+			return fmt.Sprintf("%s %s to %s (%d bytes, %d files)", verb, res.Source, res.Destination, res.Bytes, res.Files)
 		})
+}
+
+// readScriptResult reads the result line of the script from the finished
+// debug pod's log: an error unless the script moved the target (or had
+// moved it before).
+func readScriptResult(ctx context.Context, logs kube.LogReader, pod *corev1.Pod) (ScriptResult, error) {
+	container := ""
+	if len(pod.Spec.Containers) > 0 {
+		container = pod.Spec.Containers[0].Name
+	}
+	log, err := logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
+	if err != nil {
+		return ScriptResult{}, err
+	}
+	res, err := ParseScriptResult(log)
+	if err != nil {
+		hint := ""
+		if c := containerStatus(pod, DebugContainerName); c != nil && c.State.Terminated != nil {
+			if t := c.State.Terminated; t.ExitCode == 126 || t.ExitCode == 127 || t.Reason == "StartError" || t.Reason == "ContainerCannotRun" {
+				hint = fmt.Sprintf(" The repair container could not start its shell (%s, exit %d): the image has no sh; set DEBUG_IMAGE to an image with a POSIX sh (e.g. busybox by digest).", t.Reason, t.ExitCode)
+			}
+		}
+		return ScriptResult{}, fmt.Errorf("debug pod %s ended in phase %s: %w; its log ends:\n%s%s", pod.Name, pod.Status.Phase, err, lastLines(log, 5), hint)
+	}
+	if !res.OK() {
+		return ScriptResult{}, fmt.Errorf("the script %s (%s): %s; nothing was moved. Its log ends:\n%s", res.Status, res.Reason, res.Explain(), lastLines(log, 5))
+	}
+	if res.Status == StatusCheckOK {
+		return ScriptResult{}, fmt.Errorf("the script ran in check mode: nothing was moved")
+	}
+	return res, nil
 }
 
 // deleteDebugPodStep deletes the debug pod once its result is read.
@@ -717,7 +509,7 @@ func (run *repairRun) cleanupDebugPodStep() Step {
 	return funcStep{
 		describe: "Delete the debug pod",
 		done: func(ctx context.Context) (bool, error) {
-			if run.interrupted || run.fenced() != nil {
+			if run.end.interrupted || run.fenced() != nil {
 				return true, nil // the bot is stopping, or another holder owns the repair now
 			}
 			return run.debugPodGone(ctx)
@@ -727,14 +519,15 @@ func (run *repairRun) cleanupDebugPodStep() Step {
 }
 
 func (run *repairRun) debugPodGone(context.Context) (bool, error) {
-	return run.debugPod == nil || run.debugGone, nil
+	return run.debug.pod == nil || run.debug.gone, nil
 }
 
 func (run *repairRun) deleteDebugPod(ctx context.Context) error {
-	if err := run.r.kc.DeletePodUID(ctx, run.debugPod.Namespace, run.debugPod.Name, run.debugPod.UID); err != nil {
+	dbg := run.debug.pod
+	if err := run.r.kc.DeletePodUID(ctx, dbg.Namespace, dbg.Name, dbg.UID); err != nil {
 		return err
 	}
-	run.debugGone = true
+	run.debug.gone = true
 	return nil
 }
 
@@ -742,24 +535,29 @@ func (run *repairRun) deleteDebugPod(ctx context.Context) error {
 // its StatefulSet or StrimziPodSet recreates it at once.
 func (run *repairRun) restartBrokerStep() Step {
 	return run.step(fmt.Sprintf("Restart %s (delete the pod; its controller recreates it)", run.req.Pod),
-		func(context.Context) (bool, error) { return run.brokerReplaced, nil },
+		func(context.Context) (bool, error) { return run.broker.replaced, nil },
 		func(ctx context.Context) error {
-			// Never delete a live broker: re-read it first.
-			cur, err := run.r.kc.FetchPod(ctx, run.req.Namespace, run.req.Pod)
-			if err == nil && string(cur.UID) == run.req.PodUID && kube.PodReady(cur) {
-				if c := containerStatus(cur, kube.KafkaContainerName(cur)); c != nil && c.State.Running != nil {
-					return fmt.Errorf("%s is Running and Ready: the bot never deletes a live broker; it was not restarted, check it", run.req.Pod)
-				}
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
+			if err := run.r.restartBroker(ctx, run.req); err != nil {
 				return err
 			}
-			if err := run.r.kc.DeletePodUID(ctx, run.req.Namespace, run.req.Pod, uidOf(run.req.PodUID)); err != nil {
-				return err
-			}
-			run.brokerReplaced = true
+			run.broker.replaced = true
 			return nil
 		}, nil)
+}
+
+// restartBroker deletes the approved broker pod, never a live one.
+func (r *Repairer) restartBroker(ctx context.Context, req Request) error {
+	// Re-read it first: a broker Running and Ready is left alone.
+	cur, err := r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+	if err == nil && string(cur.UID) == req.PodUID && kube.PodReady(cur) {
+		if c := containerStatus(cur, kube.KafkaContainerName(cur)); c != nil && c.State.Running != nil {
+			return fmt.Errorf("%s is Running and Ready: the bot never deletes a live broker; it was not restarted, check it", req.Pod)
+		}
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return r.kc.DeletePodUID(ctx, req.Namespace, req.Pod, uidOf(req.PodUID))
 }
 
 // recoveryMarkers are the broker log lines that show a metadata log being
@@ -791,13 +589,13 @@ func (run *repairRun) waitBrokerStep() Step {
 			// runs without crashing, wait another timeout, renewing the
 			// Lease, up to maxStartingRounds timeouts in all.
 			for round := 1; ; round++ {
-				wctx, cancel := run.withTimeout(ctx, "waiting for the new broker pod to become Ready")
+				wctx, cancel := run.r.withTimeout(ctx, "waiting for the new broker pod to become Ready")
 				pod, err = run.r.kc.WaitPodReplaced(wctx, req.Namespace, req.Pod, uidOf(req.PodUID), func(p *corev1.Pod) bool {
 					return kube.PodReady(p) || podCrashing(p)
 				})
 				cancel()
 				if pod != nil && string(pod.UID) != req.PodUID {
-					run.newPod = pod
+					run.broker.newPod = pod
 				}
 				if !errors.Is(err, ErrTimeout) || round >= maxStartingRounds {
 					break
@@ -807,19 +605,19 @@ func (run *repairRun) waitBrokerStep() Step {
 				if ferr != nil || string(cur.UID) == req.PodUID || !kafkaStarting(cur) {
 					break
 				}
-				run.newPod = cur
+				run.broker.newPod = cur
 				run.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted, Detail: fmt.Sprintf(
 					"%s is still starting after %s (Kafka runs, not Ready yet: log recovery takes long on a large broker); waiting up to another %s",
 					req.Pod, time.Duration(round)*run.r.opts.Timeout, run.r.opts.Timeout)})
-				if run.lock != nil {
-					if lerr := run.lock.SetStep(ctx, describe); lerr != nil {
+				if lock := run.leases.broker; lock != nil {
+					if lerr := lock.SetStep(ctx, describe); lerr != nil {
 						return lerr
 					}
 				}
 			}
 			if err != nil {
-				if run.newPod != nil {
-					return fmt.Errorf("%w; last state of the new pod: %s", err, podState(run.newPod))
+				if run.broker.newPod != nil {
+					return fmt.Errorf("%w; last state of the new pod: %s", err, podState(run.broker.newPod))
 				}
 				return fmt.Errorf("%w; no new pod appeared", err)
 			}
@@ -835,19 +633,20 @@ func (run *repairRun) waitBrokerStep() Step {
 			run.waitKafkaRecovered(ctx)
 			log, err := run.r.logs.ReadContainerLog(ctx, pod.Namespace, pod.Name, container, false)
 			if err != nil {
-				run.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}
+				run.broker.recoveryLines = []string{"(could not read the new pod's log: " + err.Error() + ")"}
 				return nil
 			}
-			run.recoveryLines = matchingLines(log, recoveryMarkers, maxRecoveryLines)
+			run.broker.recoveryLines = matchingLines(log, recoveryMarkers, maxRecoveryLines)
 			return nil
 		},
 		func() string {
-			if run.newPod == nil {
+			b := run.broker
+			if b.newPod == nil {
 				return ""
 			}
-			s := fmt.Sprintf("New pod UID %s is %s.", run.newPod.UID, podState(run.newPod))
-			if len(run.recoveryLines) > 0 {
-				s += " Its log:\n" + strings.Join(run.recoveryLines, "\n")
+			s := fmt.Sprintf("New pod UID %s is %s.", b.newPod.UID, podState(b.newPod))
+			if len(b.recoveryLines) > 0 {
+				s += " Its log:\n" + strings.Join(b.recoveryLines, "\n")
 			}
 			return s
 		})
@@ -861,8 +660,8 @@ func (run *repairRun) crashAgain(ctx context.Context, pod *corev1.Pod) error {
 			ce.Finding = &findings[0]
 		}
 	}
-	run.crash = ce
-	run.escalate(ctx, pod, ce)
+	run.broker.crash = ce
+	run.notes = append(run.notes, run.r.escalate(ctx, run.req, pod, ce))
 	return ce
 }
 
@@ -893,23 +692,23 @@ func (run *repairRun) releaseLeaseStep() Step {
 	return funcStep{
 		describe: "Release the repair lease",
 		done: func(context.Context) (bool, error) {
-			return run.lock == nil || run.fenced() != nil, nil
+			return run.leases.broker == nil || run.fenced() != nil, nil
 		},
 		do: func(ctx context.Context) error {
-			if run.interrupted {
+			if run.end.interrupted {
 				// The bot is stopping: the repair stays running for Resume,
 				// and the holder is cleared so that any replica resumes it at
 				// once (a Deployment replaces a deleted pod under a new name,
 				// which would otherwise wait for the Lease to expire).
-				return run.lock.HandOff(ctx)
+				return run.leases.broker.HandOff(ctx)
 			}
 			state := leaseDone
-			if run.failed != nil {
+			if run.end.failed != nil {
 				state = leaseFailed
 			}
-			err := run.lock.Release(ctx, state)
-			if run.clusterLock != nil {
-				err = errors.Join(err, run.clusterLock.Release(ctx, state))
+			err := run.leases.broker.Release(ctx, state)
+			if run.leases.cluster != nil {
+				err = errors.Join(err, run.leases.cluster.Release(ctx, state))
 			}
 			return err
 		},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -141,8 +142,8 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 		return
 	}
 	run := r.newRun(req, newReporter(req.Channel, req.ThreadTS))
-	run.lock = held
-	run.resuming = true
+	run.leases.broker = held
+	run.kind, run.recorded = resumePlan, lease
 	// Too late: past the approval's expiry plus the repair timeout, nobody
 	// is waiting for this repair any more, and the cluster may have moved
 	// on. Stop, say so in the thread, and let a person decide.
@@ -152,10 +153,11 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 		if err != nil {
 			why = err.Error()
 		}
-		run.failed = fmt.Errorf("not resuming approval %s: %s; nothing more was done. Check %s and the backup %s before anything else",
+		tooLate := fmt.Errorf("not resuming approval %s: %s; nothing more was done. Check %s and the backup %s before anything else",
 			req.ApprovalID, why, req.Pod, lease.Annotations[annoDebugPod])
+		run.end.failed = tooLate
 		run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, Plan{
-			Steps:   []Step{funcStep{describe: "Check the approval is still fresh enough to resume", do: func(context.Context) error { return run.failed }}},
+			Steps:   []Step{funcStep{describe: "Check the approval is still fresh enough to resume", do: func(context.Context) error { return tooLate }}},
 			Cleanup: []Step{run.releaseLeaseStep()},
 		}))
 		return
@@ -163,15 +165,17 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 	if name := lease.Annotations[annoClusterLease]; name != "" {
 		if cl, err := r.kc.GetLease(ctx, lease.Namespace, name); err == nil && cl.Annotations[annoApprovalID] == req.ApprovalID {
 			if held, err := r.lock.takeOver(ctx, cl); err == nil {
-				run.clusterLock = held
+				run.leases.cluster = held
 			} else {
 				r.opts.Logger.WarnContext(ctx, "resuming without the cluster's repair lease", "lease", name, "error", err)
 			}
 		}
 	}
-	run.debugPodName = lease.Annotations[annoDebugPod]
+	run.debug.name = lease.Annotations[annoDebugPod]
 	if n, err := strconv.ParseInt(lease.Annotations[annoGoRestarts], 10, 32); err == nil && n >= 0 {
-		run.goSent, run.goGiven, run.baseRestarts = true, true, int32(n)
+		// A go was given before the restart; its deadline is read from the
+		// debug pod.
+		run.interlock = goState{current: &goSignal{}, restarts: int32(n), given: true}
 	}
 	r.audit(ctx, "repair resumed", req, slog.String("step", lease.Annotations[annoStep]), slog.String("previous_holder", holder(lease)))
 	run.rep.Report(ctx, Progress{
@@ -179,106 +183,121 @@ func (r *Repairer) resumeOne(ctx context.Context, lease *coordinationv1.Lease, n
 		Status: StepStarted,
 		Detail: fmt.Sprintf("bot restarted during step %q; resuming approval %s (approved by %s)", lease.Annotations[annoStep], req.ApprovalID, orUnknown(req.Approver)),
 	})
-	run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, run.resumePlan(lease)))
+	run.finish(ctx, Executor{Clock: r.opts.Clock, Reporter: run.rep}.Run(ctx, run.plan()))
 }
 
-// resumePlan is the repair plan of a resumed repair: what the Lease and the
-// cluster say is done is skipped (see Resume for the decisions).
-func (run *repairRun) resumePlan(lease *coordinationv1.Lease) Plan {
-	needRerun := func() bool { return run.needRerun }
-	debugFinished := func() bool {
-		return run.result == nil && run.debugPod != nil && debugPodDone(run.debugPod, containerStatus(run.debugPod, DebugContainerName))
-	}
-	return Plan{
-		Steps: append([]Step{
-			run.discoverStep(lease),
-			// A finished debug pod holds the script's result: read it and
-			// record it in the Lease before anything else, so that no gate
-			// refusal hides a move and no cleanup deletes its only record.
-			onlyIf(debugFinished, run.readResultStep()),
-			// Every gate again before any resumed write that could let the
-			// script move, unless the move's result is known (then only the
-			// restart, the watch of the new pod and the cleanup are left) or
-			// the broker was already restarted.
-			onlyIf(func() bool { return !run.brokerReplaced && run.result == nil }, run.checkGatesStep()),
-			onlyIf(needRerun, run.buildSpecStep()),
-		}, run.debugPodAndRestartSteps()...),
-		Cleanup: run.cleanupSteps(),
-	}
+// debugPodFinishedUnread reports a debug pod that finished before its
+// result was read.
+func (run *repairRun) debugPodFinishedUnread() bool {
+	dbg := run.debug.pod
+	return run.result == nil && dbg != nil && debugPodDone(dbg, containerStatus(dbg, DebugContainerName))
 }
 
-// onlyIf makes s count as done unless cond holds when it is reached.
-func onlyIf(cond func() bool, s Step) Step {
-	fs := s.(funcStep)
-	inner := fs.done
-	fs.done = func(ctx context.Context) (bool, error) {
-		if !cond() {
-			return true, nil
-		}
-		if inner == nil {
-			return false, nil
-		}
-		return inner(ctx)
-	}
-	return fs
-}
+// moveAhead reports a resumed repair whose move may still happen: its
+// result is unknown and the broker was not restarted yet.
+func (run *repairRun) moveAhead() bool { return !run.broker.replaced && run.result == nil }
+
+// rerunNeeded reports a resumed repair that must run the script again.
+func (run *repairRun) rerunNeeded() bool { return run.found == resumeRerun }
 
 // discoverStep reads what the stopped bot left: the recorded script input
-// and result, the debug pod, and the broker pod.
-func (run *repairRun) discoverStep(lease *coordinationv1.Lease) Step {
+// and result, the debug pod, and the broker pod. It stands in for the steps
+// the stopped bot ran: it sets their state as it finds it.
+func (run *repairRun) discoverStep() Step {
 	req := run.req
-	var found string
+	var detail string
 	return run.step("Find the debug pod and the broker's state", nil,
 		func(ctx context.Context) error {
-			a := lease.Annotations
-			if err := json.Unmarshal([]byte(a[annoScript]), &run.script); err != nil {
-				return fmt.Errorf("the lease holds no readable script input: %w", err)
+			// What was found is kept also when discover then fails: the
+			// summary names the recorded backup, and the cleanup deletes a
+			// debug pod found.
+			d, err := run.r.discover(ctx, req, run.recorded, run.debug.name)
+			run.spec.script, run.result, run.broker.replaced = d.script, d.result, d.brokerReplaced
+			if d.debugPod != nil {
+				run.debug.pod = d.debugPod
+				// The script may have moved on its go.
+				run.interlock.given = run.interlock.given || d.debugPod.Annotations[AnnotationGo] != ""
 			}
-			if run.script.SkipNodeIDCheck || run.script.NodeID == "" {
-				return refuse(GateNodeID, "the lease's script input skips the node id check; a resumed repair never does")
-			}
-			if s := a[annoResult]; s != "" {
-				var res ScriptResult
-				if err := json.Unmarshal([]byte(s), &res); err != nil {
-					return fmt.Errorf("the lease holds an unreadable script result: %w", err)
-				}
-				run.result = &res
-			}
-			pods, err := run.r.kc.ListPodsByLabel(ctx, req.Namespace, kube.LabelManagedBy+"="+kube.ManagedByBot)
 			if err != nil {
 				return err
 			}
-			for i := range pods {
-				if pods[i].Name == run.debugPodName {
-					run.debugPod = &pods[i]
-					if pods[i].Annotations[AnnotationGo] != "" {
-						run.goGiven = true // the script may have moved on it
-					}
-				}
-			}
-			broker, err := run.r.kc.FetchPod(ctx, req.Namespace, req.Pod)
-			switch {
-			case apierrors.IsNotFound(err):
-				run.brokerReplaced = true
-			case err != nil:
-				return err
-			default:
-				run.brokerReplaced = string(broker.UID) != req.PodUID
-			}
-			switch {
-			case run.result != nil:
-				found = fmt.Sprintf("the script's result is recorded: %s %s", run.result.Status, run.result.Destination)
-			case run.debugPod != nil:
-				found = fmt.Sprintf("debug pod %s is %s: reading its result when it finishes", run.debugPod.Name, run.debugPod.Status.Phase)
-			case run.brokerReplaced:
-				return fmt.Errorf("debug pod %s is gone, its result unknown, and %s was recreated meanwhile: the move may or may not have happened. "+
-					"Check for %s at the root of the broker's volume before doing anything else", run.debugPodName, req.Pod, run.script.BackupName)
-			default:
-				run.needRerun = true
-				run.goSent = false // the new debug pod needs its own go
-				found = fmt.Sprintf("debug pod %s is gone and its result unknown: running the idempotent script again (backup %s)", run.debugPodName, run.script.BackupName)
+			run.found = d.point
+			switch d.point {
+			case resumeAfterResult:
+				detail = fmt.Sprintf("the script's result is recorded: %s %s", d.result.Status, d.result.Destination)
+			case resumeDebugPod:
+				detail = fmt.Sprintf("debug pod %s is %s: reading its result when it finishes", d.debugPod.Name, d.debugPod.Status.Phase)
+			case resumeRerun:
+				// The new debug pod needs its own go.
+				run.interlock.current = nil
+				detail = fmt.Sprintf("debug pod %s is gone and its result unknown: running the idempotent script again (backup %s)", run.debug.name, d.script.BackupName)
 			}
 			return nil
 		},
-		func() string { return found })
+		func() string { return detail })
+}
+
+// discovered is what a stopped bot left of a repair, as far as discover
+// read it.
+type discovered struct {
+	script ScriptInput
+	// result is the script's result recorded in the Lease, nil when none.
+	result *ScriptResult
+	// debugPod is the recorded debug pod, nil when gone.
+	debugPod *corev1.Pod
+	// brokerReplaced is true when the approved broker pod is gone.
+	brokerReplaced bool
+	point          resumePoint
+}
+
+// discover reads the recorded script input and result from lease, finds
+// the debug pod by its recorded name and the approved broker pod, and
+// decides where the repair resumes; a debug pod gone without a result on a
+// broker recreated meanwhile is an error: a person must look.
+func (r *Repairer) discover(ctx context.Context, req Request, lease *coordinationv1.Lease, debugName string) (discovered, error) {
+	var d discovered
+	a := lease.Annotations
+	if err := json.Unmarshal([]byte(a[annoScript]), &d.script); err != nil {
+		return d, fmt.Errorf("the lease holds no readable script input: %w", err)
+	}
+	if d.script.SkipNodeIDCheck || d.script.NodeID == "" {
+		return d, refuse(GateNodeID, "the lease's script input skips the node id check; a resumed repair never does")
+	}
+	if s := a[annoResult]; s != "" {
+		var res ScriptResult
+		if err := json.Unmarshal([]byte(s), &res); err != nil {
+			return d, fmt.Errorf("the lease holds an unreadable script result: %w", err)
+		}
+		d.result = &res
+	}
+	pods, err := r.kc.ListPodsByLabel(ctx, req.Namespace, kube.LabelManagedBy+"="+kube.ManagedByBot)
+	if err != nil {
+		return d, err
+	}
+	for i := range pods {
+		if pods[i].Name == debugName {
+			d.debugPod = &pods[i]
+		}
+	}
+	broker, err := r.kc.FetchPod(ctx, req.Namespace, req.Pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		d.brokerReplaced = true
+	case err != nil:
+		return d, err
+	default:
+		d.brokerReplaced = string(broker.UID) != req.PodUID
+	}
+	switch {
+	case d.result != nil:
+		d.point = resumeAfterResult
+	case d.debugPod != nil:
+		d.point = resumeDebugPod
+	case d.brokerReplaced:
+		return d, fmt.Errorf("debug pod %s is gone, its result unknown, and %s was recreated meanwhile: the move may or may not have happened. "+
+			"Check for %s at the root of the broker's volume before doing anything else", debugName, req.Pod, d.script.BackupName)
+	default:
+		d.point = resumeRerun
+	}
+	return d, nil
 }
