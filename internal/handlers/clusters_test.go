@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
@@ -332,10 +333,10 @@ func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
 	// /kafka silences lists both clusters' silences, each with an End
 	// silence button bound to its own cluster.
 	until := f.clock.Now().Add(time.Hour)
-	euSil.set([]Silence{{ID: "eu1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
-	usSil.set([]Silence{{ID: "us1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	euSil.set([]alert.Silence{{ID: "eu1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	usSil.set([]alert.Silence{{ID: "us1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
 	usSil.mu.Lock()
-	usSil.created = append(usSil.created, Silence{ID: "us1", Key: "kafka/" + seedPod, Until: until})
+	usSil.created = append(usSil.created, alert.Silence{ID: "us1", Key: "kafka/" + seedPod, Until: until})
 	usSil.mu.Unlock()
 	f.slash(approver, channel, "silences")
 	list := f.ephemeral(channel, approver, "silence(s) in force")

@@ -16,7 +16,7 @@ import (
 
 // Escalations reads and clears the per-cluster "escalated: no automated
 // repairs" records a repair leaves when its broker crashes again
-// (cmd/bot adapts *kube.Client). Clusters are named "namespace/cluster"
+// (internal/escalation adapts *kube.Client). Clusters are named "namespace/cluster"
 // ("namespace/*" for a namespace's pods without a cluster label).
 type Escalations interface {
 	// EscalationFor returns the escalation record that holds the cluster

@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -267,7 +266,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			sc.sweeper, err = sweep.New(sweep.Options{
 				Client:           client,
 				Engine:           engine,
-				Notifier:         alerting.NewNotifier(notifier),
+				Notifier:         notifier,
 				Schedule:         cfg.SweepSchedule,
 				RepeatInterval:   cfg.RepeatInterval,
 				ResolveGrace:     cfg.ResolveGrace,
@@ -286,7 +285,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			if err != nil {
 				return nil, fmt.Errorf("health sweep of cluster %s: %w", c.Name, err)
 			}
-			member.Silencer, member.Sweeper = alerting.NewControl(sc.sweeper), alerting.NewControl(sc.sweeper)
+			member.Silencer, member.Sweeper = sc.sweeper, sc.sweeper
 			sweeper := sc.sweeper
 			metrics.TrackSweep(c.Name, func() bool { return sweeper.NotRunning() == "" }, sweeper.Leading)
 			member.RepairNotice = statusNotice(sc.guard.Notice, sc.sweeper.NotRunning)
@@ -350,6 +349,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// The Slack side and the sweep speak the same alert model (internal/alert),
+// so each serves the other as it is.
+var (
+	_ sweep.Notifier        = (*handlers.AlertNotifier)(nil)
+	_ handlers.Silencer     = (*sweep.Sweeper)(nil)
+	_ handlers.SweepTrigger = (*sweep.Sweeper)(nil)
+	_ amreceiver.Sink       = (*sweep.Sweeper)(nil)
+)
 
 // statusNotice is the line /kafka status shows under a cluster: whether its
 // repairs can run (repairs) and, when its health sweep cannot run, why
