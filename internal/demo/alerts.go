@@ -95,7 +95,7 @@ func newAlertWiring(kc *kube.Client, engine *diagnose.Engine, log *slog.Logger) 
 
 // botOptions adds the sweep's hooks to the bot's options, as serve does.
 func (w *alertWiring) botOptions(opts handlers.Options) handlers.Options {
-	opts.Alerts, opts.Silencer, opts.Sweeper = w.notifier, w.sweeper, w.sweeper
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = w.notifier, w.sweeper, w.sweeper
 	return opts
 }
 

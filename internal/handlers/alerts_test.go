@@ -103,7 +103,7 @@ func startAlertBot(t *testing.T) *alertHarness {
 	n := NewAlertNotifier(alertChan)
 	sil := &fakeSilencer{}
 	h := startBot(t, func(o *Options) {
-		o.Alerts, o.Silencer, o.Sweeper = n, sil, sil
+		o.Alerts, o.Clusters[0].Silencer, o.Clusters[0].Sweeper = n, sil, sil
 	})
 	return &alertHarness{harness: h, notifier: n, silencer: sil}
 }
@@ -451,7 +451,7 @@ func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
 		t.Errorf("Notify before Run = %v, want context.Canceled", err)
 	}
 	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
-		Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		Clusters: []ClusterOptions{{Cluster: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
 		t.Error("New accepted a notifier without a channel")
 	}
 }

@@ -14,13 +14,11 @@ import (
 )
 
 // ClusterOptions are what the bot needs of one Kubernetes cluster it
-// serves. A bot serving one cluster may set the same fields directly in
-// Options (Cluster, Repairer, ...) instead: New turns them into the one
-// entry, named Options.ClusterName.
+// serves (one entry of Options.Clusters).
 type ClusterOptions struct {
 	// Name names the cluster in commands (`NAME/namespace/pod`), message
-	// headers and the tokens of every button; unique. It may be empty only
-	// when it is the bot's one cluster.
+	// headers ("NAME/namespace/pod") and the tokens of every button;
+	// unique. It may be empty only when it is the bot's one cluster.
 	Name string
 	// Cluster reads the cluster (required). For a bot serving several
 	// clusters, a ResolvePod error wrapping ErrNoSuchPod means the cluster
@@ -30,18 +28,24 @@ type ClusterOptions struct {
 	Cluster Cluster
 	// Repairer runs this cluster's approved repairs (nil: cannot execute).
 	Repairer Repairer
-	// Resumer finishes this cluster's interrupted repairs when Run starts.
+	// Resumer, when set, runs once in the background when Run starts, to
+	// finish or clean up this cluster's repairs an earlier process left
+	// running, reporting in their original threads.
 	Resumer Resumer
 	// RepairNotice, when set, returns the line /kafka status shows for this
 	// cluster when its repairs are disabled or unguarded.
 	RepairNotice func() string
-	// Decisions records clicks on this cluster's approvals, in this
-	// cluster (nil: in memory, one replica only).
+	// Decisions records every click on this cluster's approvals in a
+	// durable record shared by all replicas before the bot acts
+	// (*kube.DecisionStore); nil means in memory: one replica only (tests;
+	// bot serve always sets it).
 	Decisions Decisions
-	// Escalations reads and clears this cluster's escalation records.
+	// Escalations, when set, lets approvers clear this cluster's escalation
+	// records with a button posted after a repair whose broker crashed again.
 	Escalations Escalations
 	// Silencer and Sweeper are this cluster's health sweep, when alerts
-	// are on.
+	// are on: Silencer records the alerts' Silence buttons and answers
+	// /kafka silences, Sweeper answers /kafka sweep.
 	Silencer Silencer
 	Sweeper  SweepTrigger
 	// ApprovalChannels are channels where this cluster's repairs may be
@@ -89,22 +93,11 @@ func (m *member) approverList() string { return approverMentions(m.approverIDs) 
 // label is the cluster's name for messages ("" for an unnamed only cluster).
 func (m *member) label() string { return m.Name }
 
-// setupClusters builds b.members from opts (the list, or the single-cluster
-// shorthand) and checks them.
+// setupClusters builds b.members from opts.Clusters and checks them.
 func (b *Bot) setupClusters(opts *Options) error {
 	list := opts.Clusters
 	if len(list) == 0 {
-		if opts.Cluster == nil {
-			return errors.New("handlers: no Cluster")
-		}
-		list = []ClusterOptions{{
-			Name: opts.ClusterName, Cluster: opts.Cluster, Repairer: opts.Repairer, Resumer: opts.Resumer,
-			RepairNotice: opts.RepairNotice, Decisions: opts.Decisions, Escalations: opts.Escalations,
-			Silencer: opts.Silencer, Sweeper: opts.Sweeper,
-		}}
-	} else if opts.Cluster != nil || opts.Repairer != nil || opts.Resumer != nil || opts.RepairNotice != nil ||
-		opts.Decisions != nil || opts.Escalations != nil || opts.Silencer != nil || opts.Sweeper != nil {
-		return errors.New("handlers: set either Clusters or the single-cluster fields (Cluster, Repairer, ...), not both")
+		return errors.New("handlers: no Clusters")
 	}
 	b.byName = map[string]*member{}
 	for i, c := range list {

@@ -83,7 +83,6 @@ func startFleet(t *testing.T, mutate ...func(*Options)) *fleetHarness {
 		lookupTimeout: 300 * time.Millisecond, breakerPeriod: time.Hour,
 	}
 	f.harness = startBot(t, func(o *Options) {
-		o.Cluster, o.Repairer = nil, nil
 		o.LookupTimeout, o.BreakerPeriod = f.lookupTimeout, f.breakerPeriod
 		o.Clusters = []ClusterOptions{
 			{Name: "eu", Cluster: f.eu, Repairer: f.euRep, Decisions: f.euDec},
@@ -450,7 +449,7 @@ func TestFleetExplicitCommandOnAHangingCluster(t *testing.T) {
 // token that names none (signed before issue 15: it can only mean its one
 // cluster), and refuses one naming another cluster.
 func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.ClusterName = "prod" })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Name = "prod" })
 	m := h.diagnose()
 	tok, _ := buttons(t, m.Blocks)[actionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, h.clock.Now())

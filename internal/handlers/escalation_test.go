@@ -68,7 +68,7 @@ func TestSafety02_ClearEscalationButton(t *testing.T) {
 	esc := &fakeEscalations{records: map[string]EscalationRef{
 		seedNamespace + "/foobar": {Cluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
 	}}
-	h := startBot(t, func(o *Options) { o.Repairer = crashingRepairer{}; o.Escalations = esc })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = crashingRepairer{}; o.Clusters[0].Escalations = esc })
 	m := h.diagnose()
 	h.click(m, actionApprove, approver)
 	var button slackemu.Message

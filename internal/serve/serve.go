@@ -325,18 +325,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Alerts:            alerts,
 		LookupTimeout:     opts.LookupTimeout,
 		BreakerPeriod:     opts.BreakerPeriod,
+		Clusters:          members,
 	}
-	if multi {
-		botOpts.Clusters = members
-	} else {
-		m := members[0]
-		botOpts.ClusterName, botOpts.Cluster, botOpts.Repairer, botOpts.Resumer = m.Name, m.Cluster, m.Repairer, m.Resumer
-		botOpts.RepairNotice, botOpts.Decisions, botOpts.Escalations = m.RepairNotice, m.Decisions, m.Escalations
-		botOpts.Silencer, botOpts.Sweeper = m.Silencer, m.Sweeper
-		botOpts.ApprovalChannels = append(append([]string(nil), cfg.ApprovalChannels...), m.ApprovalChannels...)
-		if len(m.Approvers) > 0 { // the only cluster's own approvers replace APPROVERS
-			botOpts.Approvers = m.Approvers
-		}
+	if !multi && len(members[0].Approvers) > 0 {
+		// The only cluster's own approvers replace APPROVERS for the
+		// bot's cluster-less decisions too (silences).
+		botOpts.Approvers = members[0].Approvers
 	}
 	if opts.Bot != nil {
 		opts.Bot(&botOpts)

@@ -83,7 +83,7 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := w.options(p)
-	opts.Alerts, opts.Silencer, opts.Sweeper = alerts, sw, sw
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = alerts, sw, sw
 	w.run("kafkabot-0", p, opts, sw.Run)
 	testenv.WaitFor(t, "the sweep to lead", func(context.Context) (bool, error) { return sw.Leading(), nil })
 

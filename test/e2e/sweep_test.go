@@ -234,7 +234,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		w.t.Fatal(err)
 	}
 	opts := w.options(p)
-	opts.Alerts, opts.Silencer, opts.Sweeper = alerts, sw, sw
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = alerts, sw, sw
 	return &alertingBot{botProcess: w.run(identity, p, opts, sw.Run), sweeper: sw}
 }
 
