@@ -143,10 +143,10 @@ func (b *Bot) setupClusters(opts *Options) error {
 func (b *Bot) multi() bool { return len(b.members) > 1 }
 
 // memberNamed returns the cluster a token or record names. A name the bot
-// does not serve is refused. An empty name (a token signed before issue
-// 15, or by a bot without a cluster name) means the only cluster of a
-// single-cluster bot, and is refused by a bot serving several: it cannot
-// say which cluster it was meant for.
+// does not serve is refused. An empty name (a token signed by a bot
+// without cluster names) means the only cluster of a bot serving one, and
+// is refused by a bot serving several: it cannot say which cluster it was
+// meant for.
 func (b *Bot) memberNamed(name string) (*member, bool) {
 	if m, ok := b.byName[name]; ok {
 		return m, true
@@ -187,57 +187,27 @@ type callResult[T any] struct {
 	unreachable string
 }
 
-// eachCluster calls fn on every cluster at once, each with its own
-// timeout, skipping clusters whose breaker is open, and returns the
-// results in cluster order. It returns after at most the timeout (plus
-// scheduling), whatever the clusters do. answered says whether an error
-// still means the cluster answered (it then counts as reachable).
+// asking is how the bot asks its clusters: each within LookupTimeout,
+// failures said shortly. answered says whether an error still means the
+// cluster answered (it then counts as reachable).
+func (b *Bot) asking(answered func(error) bool) fleet.Asking {
+	return fleet.Asking{Timeout: b.opts.LookupTimeout, Answered: answered, Reason: shortReason}
+}
+
+// eachCluster calls fn on every cluster at once through fleet.Each: each
+// within LookupTimeout, skipping clusters whose breaker is open. It
+// returns the results in cluster order.
 func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
-	out := make([]callResult[T], len(b.members))
-	done := make(chan int, len(b.members))
+	breakers := make([]*fleet.Breaker, len(b.members))
 	for i, m := range b.members {
-		out[i].m = m
-		ok, reason := m.breaker.Allow()
-		if !ok {
-			out[i].unreachable = reason
-			done <- i
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, b.opts.LookupTimeout)
-		res := make(chan callResult[T], 1)
-		go func() {
-			v, err := fn(cctx, m)
-			res <- callResult[T]{m: m, val: v, err: err}
-		}()
-		go func() {
-			defer cancel()
-			select {
-			case r := <-res:
-				out[i] = r
-				switch {
-				case r.err == nil || answered(r.err):
-					m.breaker.Success()
-				case ctx.Err() != nil: // the caller gave up: not the cluster's fault
-					m.breaker.Abandon()
-				default:
-					m.breaker.Failure(shortReason(r.err))
-					out[i].unreachable = shortReason(r.err)
-				}
-			case <-cctx.Done():
-				if ctx.Err() == nil {
-					reason := fmt.Sprintf("no answer within %s", b.opts.LookupTimeout)
-					m.breaker.Failure(reason)
-					out[i].unreachable = reason
-				} else {
-					m.breaker.Abandon()
-					out[i].unreachable = "the request was cancelled"
-				}
-			}
-			done <- i
-		}()
+		breakers[i] = m.breaker
 	}
-	for range b.members {
-		<-done
+	outcomes := fleet.Each(ctx, b.asking(answered), breakers, func(ctx context.Context, i int) (T, error) {
+		return fn(ctx, b.members[i])
+	})
+	out := make([]callResult[T], len(outcomes))
+	for i, o := range outcomes {
+		out[i] = callResult[T]{m: b.members[i], val: o.Val, err: o.Err, unreachable: o.Unreachable}
 	}
 	return out
 }

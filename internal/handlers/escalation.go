@@ -50,7 +50,7 @@ const (
 type escalationGrant struct {
 	V int `json:"v"`
 	// KubeCluster is the Kubernetes cluster holding the record ("" from a
-	// single-cluster bot before issue 15: only such a bot honours it).
+	// bot without cluster names: only a bot serving one cluster honours it).
 	KubeCluster string `json:"kc,omitempty"`
 	Cluster     string `json:"cluster"`
 	UID         string `json:"uid"`

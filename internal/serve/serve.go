@@ -83,7 +83,8 @@ type Options struct {
 	Logger *slog.Logger
 	// StartupTimeout bounds each cluster's admission self-check at start on
 	// a bot serving several clusters, where Run runs them in the background
-	// (default 30 s; a single cluster's runs in New, unbounded, as before).
+	// (default 30 s; a single cluster's runs in New, unbounded, so the bot
+	// starts with its repairs' guard decided).
 	StartupTimeout time.Duration
 	// LookupTimeout and BreakerPeriod: handlers.Options' (0: defaults).
 	LookupTimeout time.Duration
@@ -138,8 +139,9 @@ type served struct {
 const DefaultStartupTimeout = 30 * time.Second
 
 // LeaderLeaseName is the sweep leader Lease of cluster name, in the home
-// cluster: `kafkabot-leader` for a single cluster (as before issue 15),
-// `kafkabot-leader-<name>` for each of several.
+// cluster: `kafkabot-leader` for a single cluster (the name deployments
+// serving one cluster already hold), `kafkabot-leader-<name>` for each of
+// several.
 func LeaderLeaseName(name string, multi bool) string {
 	if !multi {
 		return sweep.DefaultLeaseName
@@ -148,8 +150,9 @@ func LeaderLeaseName(name string, multi bool) string {
 }
 
 // New builds the server: it checks the options and builds every cluster's
-// clients. With one cluster it runs the admission self-check, as before
-// issue 15; with several, Run does. It connects to nothing else.
+// clients. With one cluster it runs the admission self-check itself; with
+// several, Run does, in the background, so one slow cluster does not hold
+// the others. It connects to nothing else.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	cfg := opts.Settings
 	switch {
@@ -295,7 +298,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		members = append(members, member)
 	}
 	if !multi {
-		// As before issue 15: the check runs before the bot is built.
+		// The only cluster's check runs before the bot is built.
 		s.clusters[0].guard.Startup(ctx, s.clusters[0].namespaces)
 		close(s.clusters[0].checked)
 	}
