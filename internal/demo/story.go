@@ -225,7 +225,7 @@ func (s *story) setUp(ctx context.Context) error {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
 		Diagnoser: s.opts.Engine, Logger: s.log, ApprovalChannels: []string{Channel},
-		Clusters: []handlers.ClusterOptions{{Name: ClusterName, Cluster: kc, Repairer: repairer, Resumer: repairer,
+		Clusters: []handlers.ClusterOptions{{Name: ClusterName, Reader: kc, Repairer: repairer, Resumer: repairer,
 			Decisions: kc.Decisions([]byte(hex.EncodeToString(secret)))}},
 	}))
 	if err != nil {

@@ -451,7 +451,7 @@ func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
 		t.Errorf("Notify before Run = %v, want context.Canceled", err)
 	}
 	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
-		Clusters: []ClusterOptions{{Cluster: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
 		t.Error("New accepted a notifier without a channel")
 	}
 }

@@ -29,9 +29,10 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 )
 
-// Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
-// it). Its errors are safe to show to the user.
-type Cluster interface {
+// ClusterReader is the bot's read access to the Kafka pods of one
+// Kubernetes cluster (*kube.Client satisfies it). Its errors are safe to
+// show to the user.
+type ClusterReader interface {
 	// ResolvePod resolves a possibly short pod name (and optional
 	// namespace) to the Kafka pod it means, and returns that pod's status
 	// (UID, restart counts) and read, which reads the rest of what its

@@ -57,7 +57,7 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 	opts := Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: testSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Workers: 4, Clusters: []ClusterOptions{{Cluster: h.cluster, Repairer: h.repairer}}, Diagnoser: seedDiagnoser{},
+		Workers: 4, Clusters: []ClusterOptions{{Reader: h.cluster, Repairer: h.repairer}}, Diagnoser: seedDiagnoser{},
 		// Most tests diagnose the same pod again and want a new message
 		// each time; the sharing tests (coalesce_test.go) turn it on.
 		ShareWindow:      -1,
@@ -545,7 +545,7 @@ func TestInvalidAppTokenStopsRun(t *testing.T) {
 	}
 	defer emu.Close()
 	bot, err := New(Options{AppToken: "xapp-1-wrong-token", BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
-		ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Cluster: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}})
+		ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,12 @@ type ClusterOptions struct {
 	// headers ("NAME/namespace/pod") and the tokens of every button;
 	// unique. It may be empty only when it is the bot's one cluster.
 	Name string
-	// Cluster reads the cluster (required). For a bot serving several
-	// clusters, a ResolvePod error wrapping ErrNoSuchPod means the cluster
-	// answered that it has no such Kafka pod, and one wrapping
+	// Reader reads the cluster's Kafka pods (required). For a bot serving
+	// several clusters, a ResolvePod error wrapping ErrNoSuchPod means the
+	// cluster answered that it has no such Kafka pod, and one wrapping
 	// ErrAmbiguousPod that it has several; any other error means the
 	// cluster could not be checked.
-	Cluster Cluster
+	Reader ClusterReader
 	// Repairer runs this cluster's approved repairs (nil: cannot execute).
 	Repairer Repairer
 	// Resumer, when set, runs once in the background when Run starts, to
@@ -58,8 +58,8 @@ type ClusterOptions struct {
 	Approvers []string
 }
 
-// Errors a multi-cluster Cluster's ResolvePod wraps to say the cluster
-// answered (see ClusterOptions.Cluster).
+// Errors the ResolvePod of a ClusterReader of several wraps to say the
+// cluster answered (see ClusterOptions.Reader).
 var (
 	ErrNoSuchPod    = errors.New("no such Kafka pod in this cluster")
 	ErrAmbiguousPod = errors.New("several Kafka pods match in this cluster")
@@ -102,8 +102,8 @@ func (b *Bot) setupClusters(opts *Options) error {
 	b.byName = map[string]*member{}
 	for i, c := range list {
 		switch {
-		case c.Cluster == nil:
-			return fmt.Errorf("handlers: cluster %d (%s) has no Cluster", i, c.Name)
+		case c.Reader == nil:
+			return fmt.Errorf("handlers: cluster %d (%s) has no Reader", i, c.Name)
 		case len(list) > 1 && fleet.ValidName(c.Name) != nil:
 			return fmt.Errorf("handlers: cluster %d: name %q: %v", i, c.Name, fleet.ValidName(c.Name))
 		}

@@ -85,8 +85,8 @@ func startFleet(t *testing.T, mutate ...func(*Options)) *fleetHarness {
 	f.harness = startBot(t, func(o *Options) {
 		o.LookupTimeout, o.BreakerPeriod = f.lookupTimeout, f.breakerPeriod
 		o.Clusters = []ClusterOptions{
-			{Name: "eu", Cluster: f.eu, Repairer: f.euRep, Decisions: f.euDec},
-			{Name: "us", Cluster: f.us, Repairer: f.usRep, Decisions: f.usDec},
+			{Name: "eu", Reader: f.eu, Repairer: f.euRep, Decisions: f.euDec},
+			{Name: "us", Reader: f.us, Repairer: f.usRep, Decisions: f.usDec},
 		}
 		for _, m := range mutate {
 			m(o)
@@ -387,7 +387,7 @@ func blocksOf(t *testing.T, raw []byte) []map[string]any {
 func TestFleetClearEscalationActsOnItsCluster(t *testing.T) {
 	record := func() *fakeEscalations {
 		return &fakeEscalations{records: map[string]EscalationRef{
-			seedNamespace + "/foobar": {Cluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
+			seedNamespace + "/foobar": {KafkaCluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
 		}}
 	}
 	euEsc, usEsc := record(), record()

@@ -328,7 +328,7 @@ func TestFaultInvalidTokens(t *testing.T) {
 			defer emu.Close()
 			logs := &logging.Buffer{}
 			bot, err := New(Options{AppToken: tc.appToken, BotToken: tc.botToken, APIURL: emu.APIURL(),
-				ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Cluster: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{},
+				ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{},
 				Logger: newJSONLogger(logs)})
 			if err != nil {
 				t.Fatal(err)

@@ -96,7 +96,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		return
 	}
 	m := b.members[0]
-	pods, err := m.Cluster.KafkaPods(ctx)
+	pods, err := m.Reader.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not list the Kafka pods: "+escapeTruncate(err.Error(), 500))
@@ -125,7 +125,7 @@ func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Blo
 // runFleetStatus is /kafka status on a bot serving several clusters.
 func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
-		return m.Cluster.KafkaPods(ctx)
+		return m.Reader.KafkaPods(ctx)
 	}, func(error) bool { return false })
 	now := b.clock()
 	blocks := []slack.Block{slackview.Header("Kafka pods, by Kubernetes cluster")}

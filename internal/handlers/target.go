@@ -56,7 +56,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 	}
 	if m != nil {
 		find := func(ctx context.Context) (lookup, error) {
-			status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+			status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
 			return lookup{status, read}, err
 		}
 		var found fleet.Outcome[lookup]
@@ -86,7 +86,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 	}
 
 	results := eachCluster(ctx, b, func(ctx context.Context, m *member) (lookup, error) {
-		status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+		status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
 		return lookup{status, read}, err
 	}, answeredLookup)
 	var matches, ambiguous, unchecked, checked []string

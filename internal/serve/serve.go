@@ -245,7 +245,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		sc := &served{name: c.Name, namespaces: namespacesOf(c, cfg), client: client,
 			guard: guard.New(client, repairer, repairer, cfg.AcceptNoPolicy, clog), checked: make(chan struct{})}
 		member := handlers.ClusterOptions{
-			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
+			Name: c.Name, Reader: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions([]byte(cfg.ApprovalSecret)), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 			Approvers: c.Approvers,
 		}
@@ -254,7 +254,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			sc.guard.SetRetry(opts.ResumeRetryBase, cmp.Or(opts.ResumeRetryMax, opts.ResumeRetryBase))
 		}
 		if multi {
-			member.Cluster = classified{client}
+			member.Reader = classified{client}
 			// Interrupted repairs resume only after this cluster's
 			// self-check (which Run starts), as with one cluster.
 			member.Resumer = afterCheck{sc}

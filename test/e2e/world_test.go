@@ -406,7 +406,7 @@ func (w *world) options(p botParts) handlers.Options {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
 		Workers: 4, Diagnoser: p.engine, ApprovalChannels: []string{channel},
-		Clusters: []handlers.ClusterOptions{{Cluster: p.cluster, Repairer: p.repairer, Resumer: p.repairer,
+		Clusters: []handlers.ClusterOptions{{Reader: p.cluster, Repairer: p.repairer, Resumer: p.repairer,
 			Decisions: p.cluster.Decisions(approvalSecret), Escalations: escalation.NewSlack(p.cluster)}},
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
