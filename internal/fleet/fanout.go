@@ -14,7 +14,7 @@ import (
 
 // Asking is how a call goes to clusters through their breakers.
 type Asking struct {
-	// Timeout bounds each cluster's answer.
+	// Timeout bounds each cluster's answer (0: only ctx does).
 	Timeout time.Duration
 	// Answered reports whether an error still means the cluster answered
 	// (no such pod, several): the call then counts as a success. Nil: no
@@ -51,7 +51,10 @@ func (a Asking) reason(err error) string {
 // as it was. Call does not ask b.Allow: a command that names its cluster
 // asks it even while its breaker is open (Each skips it).
 func Call[T any](ctx context.Context, a Asking, b *Breaker, fn func(ctx context.Context) (T, error)) Outcome[T] {
-	cctx, cancel := context.WithTimeout(ctx, a.Timeout)
+	cctx, cancel := context.WithCancel(ctx)
+	if a.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, a.Timeout)
+	}
 	defer cancel()
 	res := make(chan Outcome[T], 1)
 	go func() {

@@ -91,3 +91,34 @@ func TestEachSkipsOpenBreakers(t *testing.T) {
 		t.Errorf("cluster 2's error %v, want the timeout", out[2].Err)
 	}
 }
+
+// TestCallOnlyCluster: a bot's only cluster is asked with no breaker (nil)
+// and no timeout of its own: a slow answer is waited for, a failure is
+// returned as it is and opens nothing.
+func TestCallOnlyCluster(t *testing.T) {
+	tests := []struct {
+		name    string
+		fn      func(ctx context.Context) (string, error)
+		wantVal string
+		wantErr string
+	}{
+		{"slow answer", func(context.Context) (string, error) { time.Sleep(60 * time.Millisecond); return "late", nil }, "late", ""},
+		{"failure", func(context.Context) (string, error) { return "", errors.New("forbidden") }, "", "forbidden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b *Breaker
+			got := Call(context.Background(), Asking{}, b, tt.fn)
+			gotErr := ""
+			if got.Err != nil {
+				gotErr = got.Err.Error()
+			}
+			if got.Val != tt.wantVal || gotErr != tt.wantErr {
+				t.Errorf("Call = %q, %q; want %q, %q", got.Val, gotErr, tt.wantVal, tt.wantErr)
+			}
+			if ok, _ := b.Allow(); !ok {
+				t.Error("the nil breaker refused a call")
+			}
+		})
+	}
+}

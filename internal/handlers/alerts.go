@@ -244,10 +244,8 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref alert.MessageRef, a ale
 		}
 		return nil
 	}
-	ns := a.Namespace
-	if m, err := n.member(b); err == nil && b.multi() {
-		ns = m.Name + "/" + ns // the resolved header names the cluster too
-	}
+	m, _ := n.member(b)
+	ns := b.inCluster(m, a.Namespace) // the resolved header names the cluster too
 	parent, _ := b.messages.addIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
 	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(ns, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
@@ -273,11 +271,8 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref alert.MessageRef, 
 	}
 	members, _ := n.groups.addIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
 	members.add(g.Alerts)
-	ns := g.Namespace
-	if m, err := n.member(b); err == nil && b.multi() {
-		ns = m.Name + "/" + ns
-	}
-	rg := slackview.ResolvedGroup(ns, g.KafkaCluster, members.sorted(), b.clock())
+	m, _ := n.member(b)
+	rg := slackview.ResolvedGroup(b.inCluster(m, g.Namespace), g.KafkaCluster, members.sorted(), b.clock())
 	blocks, fallback := rg.Blocks, rg.Fallback
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		if err := p.update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
@@ -453,11 +448,8 @@ func factsOf(alerts []alert.Alert) []slackview.AlertFacts {
 // renderGroup renders a grouped alert with the cluster's Silence menu (or
 // buttons when the menu cannot be built).
 func (b *Bot) renderGroup(m *member, g alert.Group, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
-	ns := g.Namespace
-	if b.multi() {
-		ns = m.Name + "/" + ns // the group names its Kubernetes cluster too
-	}
-	view := slackview.Group{Namespace: ns, Cluster: g.KafkaCluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
+	// The group names its Kubernetes cluster too.
+	view := slackview.Group{Namespace: b.inCluster(m, g.Namespace), Cluster: g.KafkaCluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
 	if menu := b.silenceControl(m, g.Key, "cluster", channel, now); menu != nil {
 		view.Silence = slack.NewActionBlock(blockSilence, menu)
 	} else if sil := b.silenceActions(m, g.Key, "cluster", channel, now); sil != nil {

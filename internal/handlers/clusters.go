@@ -81,7 +81,9 @@ type member struct {
 	// own list, else Options.Approvers (approverIDs in order, for messages).
 	approvers   map[string]bool
 	approverIDs []string
-	breaker     *fleet.Breaker
+	// breaker skips the cluster while it fails; nil for a bot's only
+	// cluster, which has no other to answer instead.
+	breaker *fleet.Breaker
 }
 
 // isApprover reports whether user may approve this cluster's repairs now.
@@ -111,7 +113,10 @@ func (b *Bot) setupClusters(opts *Options) error {
 			return fmt.Errorf("handlers: cluster %q is listed twice", c.Name)
 		}
 		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{}, approvers: map[string]bool{},
-			approverIDs: opts.Approvers, breaker: &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}}
+			approverIDs: opts.Approvers}
+		if len(list) > 1 {
+			m.breaker = &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}
+		}
 		if len(c.Approvers) > 0 {
 			m.approverIDs = c.Approvers
 		}
@@ -157,6 +162,16 @@ func (b *Bot) memberNamed(name string) (*member, bool) {
 	return nil, false
 }
 
+// inCluster prefixes path ("namespace" or "namespace/pod") with m's
+// cluster on a bot serving several ("prod-eu/kafka"), so a message never
+// leaves the cluster unsaid; with one cluster, or no m, it is path.
+func (b *Bot) inCluster(m *member, path string) string {
+	if !b.multi() || m == nil {
+		return path
+	}
+	return m.Name + "/" + path
+}
+
 // grantCluster is the cluster a silence, end-silence or clear-escalation
 // token names: m's on a multi-cluster bot, none on a single-cluster one
 // (which maps "none" to its only cluster), so that a single cluster's
@@ -187,16 +202,22 @@ type callResult[T any] struct {
 	unreachable string
 }
 
-// asking is how the bot asks its clusters: each within LookupTimeout,
-// failures said shortly. answered says whether an error still means the
-// cluster answered (it then counts as reachable).
+// asking is how the bot asks its clusters: failures said shortly, and on
+// a bot serving several each within LookupTimeout (the only cluster of a
+// bot has the caller's time: no other can answer instead). answered says
+// whether an error still means the cluster answered (it then counts as
+// reachable).
 func (b *Bot) asking(answered func(error) bool) fleet.Asking {
-	return fleet.Asking{Timeout: b.opts.LookupTimeout, Answered: answered, Reason: shortReason}
+	a := fleet.Asking{Answered: answered, Reason: shortReason}
+	if b.multi() {
+		a.Timeout = b.opts.LookupTimeout
+	}
+	return a
 }
 
-// eachCluster calls fn on every cluster at once through fleet.Each: each
-// within LookupTimeout, skipping clusters whose breaker is open. It
-// returns the results in cluster order.
+// eachCluster calls fn on every cluster at once through fleet.Each, as
+// asking says, skipping clusters whose breaker is open. It returns the
+// results in cluster order.
 func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
 	breakers := make([]*fleet.Breaker, len(b.members))
 	for i, m := range b.members {

@@ -22,7 +22,7 @@ import (
 )
 
 // clusterSilence is a silence in force with the Kubernetes cluster whose
-// sweep holds it, which its End button names.
+// sweep holds it as its End button names it (grantCluster).
 type clusterSilence struct {
 	alert.Silence
 	kc string
@@ -292,7 +292,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
 		mention(c.User), inlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
 		slackview.Date(sil.Until, slackview.DateTime), inlineCode(sil.ID, 40))
-	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: m.Name}, c.Channel)
+	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
 	done := b.poster.enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
@@ -352,37 +352,31 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 // cluster's, each cluster asked at once within LookupTimeout on a bot
 // serving several (one that cannot be read is named).
 func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
+	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]alert.Silence, error) {
+		if m.Silencer == nil {
+			return nil, nil
+		}
+		return m.Silencer.Silences(ctx)
+	}, func(error) bool { return false })
+	if r := results[0]; !b.multi() && r.err != nil {
+		b.log.Error("listing silences failed", "error", r.err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(r.err.Error(), 500))
+		return
+	}
 	var list []clusterSilence
 	var problems []string
-	if !b.multi() {
-		m := b.members[0]
-		sils, err := m.Silencer.Silences(ctx)
-		if err != nil {
-			b.log.Error("listing silences failed", "error", err)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+escapeTruncate(err.Error(), 500))
-			return
+	for _, r := range results {
+		switch {
+		case r.unreachable != "":
+			problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, escapeTruncate(r.unreachable, 200)))
+		case r.err != nil:
+			problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 200)))
 		}
-		for _, sil := range sils {
-			list = append(list, clusterSilence{Silence: sil, kc: m.Name})
-		}
-	} else {
-		results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]alert.Silence, error) {
-			if m.Silencer == nil {
-				return nil, nil
-			}
-			return m.Silencer.Silences(ctx)
-		}, func(error) bool { return false })
-		for _, r := range results {
-			switch {
-			case r.unreachable != "":
-				problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, escapeTruncate(r.unreachable, 200)))
-			case r.err != nil:
-				problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, escapeTruncate(r.err.Error(), 200)))
-			}
-			for _, sil := range r.val {
+		for _, sil := range r.val {
+			if b.multi() { // each silence names its cluster
 				sil.Key = r.m.Name + ": " + sil.Key
-				list = append(list, clusterSilence{Silence: sil, kc: r.m.Name})
 			}
+			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.m)})
 		}
 	}
 	now := b.clock()

@@ -39,8 +39,8 @@ func answeredLookup(err error) bool {
 // resolveTarget finds the pod cmd names. A command naming its cluster
 // (`CLUSTER/NAMESPACE/POD`, or `CLUSTER/POD` when the first segment is a
 // cluster's name) asks that cluster only and never waits on another. A
-// bot serving one cluster asks it within the command's own time, without a
-// breaker (there is no other cluster to answer instead). Otherwise every reachable
+// bot serving one cluster asks it within the command's own time (see
+// asking). Otherwise every reachable
 // cluster is asked at once, each within LookupTimeout: one match is the
 // target; several get a reply listing each as cluster/namespace/pod, with
 // no buttons (never a guess); none says so and names the clusters that
@@ -59,16 +59,11 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 			status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
 			return lookup{status, read}, err
 		}
-		var found fleet.Outcome[lookup]
-		if b.multi() {
-			// The name lookup (one pod list) is bounded like a search's, and
-			// its verdict goes to the cluster's breaker, so a cluster that
-			// hangs answers its own commands within LookupTimeout too;
-			// reading the pod then has the command's time.
-			found = fleet.Call(ctx, b.asking(answeredLookup), m.breaker, find)
-		} else {
-			found.Val, found.Err = find(ctx)
-		}
+		// The name lookup (one pod list) is bounded like a search's, and its
+		// verdict goes to the cluster's breaker, so a cluster that hangs
+		// answers its own commands within LookupTimeout too; reading the
+		// pod then has the command's time.
+		found := fleet.Call(ctx, b.asking(answeredLookup), m.breaker, find)
 		if err := found.Err; err != nil {
 			switch {
 			case !b.multi(), ctx.Err() != nil: // the command itself ended: not the cluster's fault

@@ -45,12 +45,8 @@ type unsilenceGrant struct {
 // endSilenceButton returns the End silence button for sil, clickable in
 // channel until the silence ends, or nil when signing fails.
 func (b *Bot) endSilenceButton(sil clusterSilence, channel string) *slack.ButtonBlockElement {
-	kc := sil.kc
-	if !b.multi() {
-		kc = "" // see grantCluster
-	}
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, unsilenceDomain,
-		unsilenceGrant{V: 1, KC: kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
+		unsilenceGrant{V: 1, KC: sil.kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
 	if err != nil {
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
