@@ -45,13 +45,13 @@ var errBotStopped = errors.New("the Slack bot has stopped")
 // methods wait until the bot's Run has started (or ctx ends) and fail once
 // Run has returned. Methods may be called from one goroutine at a time.
 //
-// On a bot serving several clusters, each cluster's sweep posts through
-// its own view, ForCluster(name): its alerts name that cluster in their
-// header and carry it in their Approve and Silence tokens.
+// Each cluster's sweep posts through its own view, ForCluster(name): on a
+// bot serving several, its alerts name that cluster in their header and
+// carry it in their Approve and Silence tokens.
 type AlertNotifier struct {
 	*notifierCore
-	// cluster is the Kubernetes cluster this view's alerts come from ("":
-	// the bot's only cluster).
+	// cluster is the Kubernetes cluster this view's alerts come from (its
+	// ClusterOptions.Name; "" for an unnamed only cluster).
 	cluster string
 }
 

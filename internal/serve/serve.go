@@ -262,10 +262,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		member.Resumer = retryingResumer{inner: member.Resumer, cluster: c.Name, log: clog,
 			base: cmp.Or(opts.ResumeRetryBase, DefaultResumeRetryBase), max: cmp.Or(opts.ResumeRetryMax, DefaultResumeRetryMax)}
 		if alerts != nil {
-			notifier := alerts
-			if multi {
-				notifier = alerts.ForCluster(c.Name)
-			}
+			notifier := alerts.ForCluster(c.Name)
 			sc.sweeper, err = sweep.New(sweep.Options{
 				Client:           client,
 				Engine:           engine,
