@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/sweep"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 )
 
 // FuzzWebhook posts arbitrary bodies and receiver-URL queries with the
@@ -29,7 +29,7 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`[]`), "")
 	allowed := map[string]bool{"": true, approvalChan: true} // "" = ALERT_CHANNEL
 	f.Fuzz(func(t *testing.T, body []byte, query string) {
-		sink := &fakeSink{outcome: sweep.ExternalFiring}
+		sink := &fakeSink{outcome: alert.ExternalFiring}
 		rc, err := New(Options{Token: testToken, Sink: sink, DefaultChannel: alertChannel, Channels: []string{approvalChan},
 			ClusterName: "prod-eu", MaxBodyBytes: 4096, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

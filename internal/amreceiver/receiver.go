@@ -39,7 +39,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kafka-chatops/kafkabot/internal/sweep"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 )
 
 // Defaults and limits.
@@ -66,7 +66,7 @@ const (
 
 // Sink takes the alerts the receiver accepted (*sweep.Sweeper).
 type Sink interface {
-	External(ctx context.Context, a sweep.ExternalAlert) (sweep.ExternalOutcome, error)
+	External(ctx context.Context, a alert.External) (alert.ExternalOutcome, error)
 }
 
 // Options configure a Receiver.
@@ -198,7 +198,7 @@ type Alert struct {
 // action is what an accepted payload asks for one pod.
 type action struct {
 	alertname string
-	ext       sweep.ExternalAlert
+	ext       alert.External
 	// cluster and sink: where the alert goes ("" and Options.Sink on a
 	// single-cluster bot).
 	cluster string
@@ -394,7 +394,7 @@ func (rc *Receiver) plan(p *Payload, routeChannel string) ([]action, ignoredCoun
 		if channel == rc.opts.DefaultChannel {
 			channel = "" // the notifier's own channel
 		}
-		next := action{alertname: name, cluster: cluster, sink: sink, ext: sweep.ExternalAlert{Namespace: ns, Pod: pod, Firing: firing, Channel: channel,
+		next := action{alertname: name, cluster: cluster, sink: sink, ext: alert.External{Namespace: ns, Pod: pod, Firing: firing, Channel: channel,
 			Source: rc.opts.Source, SourceAlert: name}}
 		key := next.key()
 		act, ok := byPod[key]
@@ -453,7 +453,7 @@ func (rc *Receiver) act(ctx context.Context, actions []action) (int, Summary) {
 		if err != nil {
 			sum.Pods[key] = "error"
 			errs = append(errs, key+": "+err.Error())
-			if errors.Is(err, sweep.ErrNotLeader) {
+			if errors.Is(err, alert.ErrNotLeader) {
 				status = max(status, http.StatusServiceUnavailable)
 			} else {
 				status = max(status, http.StatusInternalServerError)
@@ -463,7 +463,7 @@ func (rc *Receiver) act(ctx context.Context, actions []action) (int, Summary) {
 		}
 		sum.Pods[key] = string(outcome)
 		level := slog.LevelInfo
-		if outcome == sweep.ExternalUnknownPod {
+		if outcome == alert.ExternalUnknownPod {
 			level = slog.LevelDebug // not a Kafka pod this bot watches
 		}
 		rc.log.Log(ctx, level, "alertmanager alert", "alertname", a.alertname, "pod", key, "status", state,

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/sweep"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 )
 
 const (
@@ -29,12 +29,12 @@ const (
 // fakeSink records what the receiver handed on.
 type fakeSink struct {
 	mu      sync.Mutex
-	got     []sweep.ExternalAlert
-	outcome sweep.ExternalOutcome
+	got     []alert.External
+	outcome alert.ExternalOutcome
 	err     error
 }
 
-func (f *fakeSink) External(_ context.Context, a sweep.ExternalAlert) (sweep.ExternalOutcome, error) {
+func (f *fakeSink) External(_ context.Context, a alert.External) (alert.ExternalOutcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.got = append(f.got, a)
@@ -118,7 +118,7 @@ func TestAuthentication(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			sink := &fakeSink{outcome: sweep.ExternalFiring}
+			sink := &fakeSink{outcome: alert.ExternalFiring}
 			rc := newTestReceiver(t, sink, &logs)
 			w := post(rc, "/alertmanager", tc.auth, payload(t, crashAlert("firing", "kafka", "broker-0")))
 			if w.Code != tc.wantStatus {
@@ -174,7 +174,7 @@ func TestRefusedPayloads(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			sink := &fakeSink{outcome: sweep.ExternalFiring}
+			sink := &fakeSink{outcome: alert.ExternalFiring}
 			rc := newTestReceiver(t, sink, &logs)
 			req := httptest.NewRequest(http.MethodPost, tc.target, bytes.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
@@ -203,37 +203,37 @@ func TestAlertsToSweep(t *testing.T) {
 		name    string
 		target  string
 		alerts  []Alert
-		want    []sweep.ExternalAlert
+		want    []alert.External
 		ignored int
 		other   int
 	}{
 		{"firing goes to the alert channel", "/alertmanager", []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"resolved", "/alertmanager", []Alert{crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, 0, 0},
 		{"the URL names the channel", "/alertmanager?channel=" + approvalChan, []Alert{crashAlert("firing", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 		{"the label wins over the URL", "/alertmanager?channel=" + approvalChan,
 			[]Alert{crashAlert("firing", "kafka", "broker-0", "slack_channel", alertChannel)},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}}, 0, 0},
 		{"alerts without pod labels are ignored", "/alertmanager", []Alert{
 			{Status: "firing", Labels: map[string]string{"alertname": "KafkaUnderReplicated", "namespace": "kafka"}},
 			{Status: "firing", Labels: map[string]string{"alertname": "Watchdog"}},
 			crashAlert("firing", "kafka", "broker-1")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 2, 0},
 		{"another cluster's alert is not acted on", "/alertmanager", []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "prod-us"),
 			crashAlert("firing", "kafka", "broker-1", "cluster", "prod-eu")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-1", Firing: true}}, 0, 1},
 		{"one action per pod, firing wins (and names the alert)", "/alertmanager", []Alert{
 			crashAlert("resolved", "kafka", "broker-0", "container", "init", "alertname", "KubePodNotReady"),
 			crashAlert("firing", "kafka", "broker-0", "slack_channel", approvalChan),
 			crashAlert("resolved", "kafka", "broker-0")},
-			[]sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
+			[]alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: approvalChan}}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			sink := &fakeSink{outcome: sweep.ExternalFiring}
+			sink := &fakeSink{outcome: alert.ExternalFiring}
 			rc := newTestReceiver(t, sink, &logs)
 			w := post(rc, tc.target, "Bearer "+testToken, payload(t, tc.alerts...))
 			if w.Code != http.StatusOK {
@@ -267,12 +267,12 @@ func TestSinkErrors(t *testing.T) {
 		err  error
 		want int
 	}{
-		{sweep.ErrNotLeader, http.StatusServiceUnavailable},
+		{alert.ErrNotLeader, http.StatusServiceUnavailable},
 		{errors.New("slack said no"), http.StatusInternalServerError},
 		{nil, http.StatusOK},
 	} {
 		var logs bytes.Buffer
-		sink := &fakeSink{outcome: sweep.ExternalUnknownPod, err: tc.err}
+		sink := &fakeSink{outcome: alert.ExternalUnknownPod, err: tc.err}
 		rc := newTestReceiver(t, sink, &logs)
 		w := post(rc, "/alertmanager", "Bearer "+testToken, payload(t, crashAlert("firing", "kafka", "broker-0")))
 		if w.Code != tc.want {
@@ -314,7 +314,7 @@ func TestNewChecksOptions(t *testing.T) {
 // than "the health sweep"; Options.Source renames the sender.
 func TestSourceNamesTheSender(t *testing.T) {
 	for _, tc := range []struct{ option, want string }{{"", "Alertmanager"}, {"Alertmanager (prod-eu)", "Alertmanager (prod-eu)"}} {
-		sink := &fakeSink{outcome: sweep.ExternalFiring}
+		sink := &fakeSink{outcome: alert.ExternalFiring}
 		rc, err := New(Options{Token: testToken, Sink: sink, DefaultChannel: alertChannel, Source: tc.option, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
@@ -341,7 +341,7 @@ func TestClusterRouting(t *testing.T) {
 		name     string
 		target   string
 		alerts   []Alert
-		eu, us   []sweep.ExternalAlert
+		eu, us   []alert.External
 		other    int
 		status   int
 		wantPods []string
@@ -349,8 +349,8 @@ func TestClusterRouting(t *testing.T) {
 		{name: "each to its cluster", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "eu"),
 			crashAlert("resolved", "kafka", "broker-0", "cluster", "us")},
-			eu: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}},
-			us: []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
+			eu: []alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true}},
+			us: []alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0"}}, status: http.StatusOK,
 			wantPods: []string{"eu/kafka/broker-0", "us/kafka/broker-0"}},
 		{name: "no cluster label is refused", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0"),
@@ -358,7 +358,7 @@ func TestClusterRouting(t *testing.T) {
 			other: 2, status: http.StatusOK},
 		{name: "a cluster's approval channel for its own alert", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "eu", "slack_channel", euChan)},
-			eu:     []sweep.ExternalAlert{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
+			eu:     []alert.External{{Source: DefaultSource, SourceAlert: crashName, Namespace: "kafka", Pod: "broker-0", Firing: true, Channel: euChan}},
 			status: http.StatusOK, wantPods: []string{"eu/kafka/broker-0"}},
 		{name: "another cluster's approval channel is refused", target: "/alertmanager", alerts: []Alert{
 			crashAlert("firing", "kafka", "broker-0", "cluster", "us", "slack_channel", euChan)},
@@ -366,7 +366,7 @@ func TestClusterRouting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			eu, us := &fakeSink{outcome: sweep.ExternalFiring}, &fakeSink{outcome: sweep.ExternalFiring}
+			eu, us := &fakeSink{outcome: alert.ExternalFiring}, &fakeSink{outcome: alert.ExternalFiring}
 			rc, err := New(Options{
 				Token: testToken, DefaultChannel: alertChannel, Channels: []string{approvalChan},
 				Clusters: map[string]Cluster{"eu": {Sink: eu, Channels: []string{euChan}}, "us": {Sink: us}},

@@ -34,7 +34,7 @@ func (a Slack) EscalationFor(ctx context.Context, namespace, pod, approvalID str
 	} {
 		for _, e := range list {
 			if match(e) {
-				return handlers.EscalationRef{Cluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, true, nil
+				return handlers.EscalationRef{KafkaCluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, true, nil
 			}
 		}
 	}
@@ -42,17 +42,17 @@ func (a Slack) EscalationFor(ctx context.Context, namespace, pod, approvalID str
 }
 
 // ClearEscalation implements handlers.Escalations.
-func (a Slack) ClearEscalation(ctx context.Context, cluster, uid string) (handlers.EscalationRef, error) {
-	key, err := kube.ParseClusterKey(cluster)
+func (a Slack) ClearEscalation(ctx context.Context, kafkaCluster, uid string) (handlers.EscalationRef, error) {
+	key, err := kube.ParseClusterKey(kafkaCluster)
 	if err != nil {
 		return handlers.EscalationRef{}, err
 	}
 	if uid == "" {
-		return handlers.EscalationRef{}, fmt.Errorf("clearing the escalation of %s: no record named", cluster)
+		return handlers.EscalationRef{}, fmt.Errorf("clearing the escalation of %s: no record named", kafkaCluster)
 	}
 	e, err := a.c.ClearEscalation(ctx, key, uid)
 	if err != nil {
 		return handlers.EscalationRef{}, err
 	}
-	return handlers.EscalationRef{Cluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, nil
+	return handlers.EscalationRef{KafkaCluster: e.Key.String(), UID: e.UID, Pod: e.Pod}, nil
 }

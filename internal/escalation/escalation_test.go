@@ -37,7 +37,7 @@ func TestSlackAdapter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		ref, found, err := s.EscalationFor(ctx, "kafka", tc.pod, tc.approval)
-		if err != nil || found != tc.found || ref.Cluster != tc.want {
+		if err != nil || found != tc.found || ref.KafkaCluster != tc.want {
 			t.Errorf("EscalationFor(%s, %s) = %+v, %t, %v; want %q, %t", tc.pod, tc.approval, ref, found, err, tc.want, tc.found)
 		}
 	}

@@ -20,6 +20,8 @@ const DefaultBreakerPeriod = 30 * time.Second
 // reports. Success closes the breaker.
 //
 // The zero Breaker is closed and uses DefaultBreakerPeriod and time.Now.
+// The nil *Breaker never opens and records nothing: a bot serving one
+// cluster has no other cluster to answer instead, so it does not skip it.
 type Breaker struct {
 	// Period is how long the breaker stays open (default DefaultBreakerPeriod).
 	Period time.Duration
@@ -43,6 +45,9 @@ func (b *Breaker) now() time.Time {
 // reason says why the cluster is considered unreachable. A caller that is
 // allowed must report with Success, Failure or Abandon.
 func (b *Breaker) Allow() (ok bool, reason string) {
+	if b == nil {
+		return true, ""
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.openUntil.IsZero() {
@@ -57,6 +62,9 @@ func (b *Breaker) Allow() (ok bool, reason string) {
 
 // Success closes the breaker.
 func (b *Breaker) Success() {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.openUntil, b.probing, b.reason = time.Time{}, false, ""
@@ -64,6 +72,9 @@ func (b *Breaker) Success() {
 
 // Failure opens the breaker for a period, remembering reason.
 func (b *Breaker) Failure(reason string) {
+	if b == nil {
+		return
+	}
 	period := b.Period
 	if period <= 0 {
 		period = DefaultBreakerPeriod
@@ -77,6 +88,9 @@ func (b *Breaker) Failure(reason string) {
 // the breaker stays as it was, and a probe that was let through may be
 // tried again by the next call.
 func (b *Breaker) Abandon() {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.probing = false
@@ -84,6 +98,9 @@ func (b *Breaker) Abandon() {
 
 // State reports whether the breaker is open and why.
 func (b *Breaker) State() (open bool, reason string) {
+	if b == nil {
+		return false, ""
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return !b.openUntil.IsZero(), b.reason

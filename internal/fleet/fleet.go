@@ -2,9 +2,10 @@
 // Copyright 2026 The kafkabot Authors
 
 // Package fleet is the list of Kubernetes clusters one bot deployment
-// serves (issue 15): the CLUSTERS_FILE format and its validation, and the
-// per-cluster circuit breaker that keeps a slow or unreachable cluster
-// from costing every command a timeout.
+// serves: the CLUSTERS_FILE format and its validation, the per-cluster
+// circuit breaker that keeps a slow or unreachable cluster from costing
+// every command a timeout, and the fan-out (Call, Each) that asks the
+// clusters through their breakers, each within a timeout.
 //
 // The package is pure (no client-go): building a cluster's Kubernetes
 // client from a Spec is the caller's job (internal/serve).

@@ -14,98 +14,11 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
-	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
-
-// The types below mirror internal/sweep's alert types. handlers does not
-// import internal/sweep (which brings leader election, informers and cron);
-// cmd/bot converts between the two.
-
-// MessageRef locates a posted alert message, to update it and reply in its
-// thread later.
-type MessageRef struct {
-	Channel string
-	TS      string
-}
-
-// IsZero reports whether the reference points nowhere.
-func (r MessageRef) IsZero() bool { return r == MessageRef{} }
-
-// Alert is one unhealthy Kafka pod and its best finding, as the health
-// sweep reports it.
-type Alert struct {
-	// Key is "namespace/pod/rule".
-	Key       string
-	Namespace string
-	Pod       string
-	PodUID    string
-	// Cluster is the Kafka cluster of the pod ("" when unknown).
-	Cluster string
-	// Rule, Title and Severity are the best finding's; Title is empty for an
-	// unhealthy pod that no rule explains.
-	Rule     string
-	Title    string
-	Severity diagnose.Severity
-	// Reason is how the sweep noticed the pod (CrashLoopBackOff, OOMKilled,
-	// FrequentRestarts); Detail says it for people.
-	Reason string
-	Detail string
-	// Findings (best first) and Snapshot are the diagnosis; empty for a
-	// resolved alert.
-	Findings []diagnose.Finding
-	Snapshot diagnose.Snapshot
-	// ReadError is set when only the pod's status could be read.
-	ReadError string
-	// StartsAt is when the alert began firing.
-	StartsAt time.Time
-	// Repeat: the same finding, posted again after the repeat interval.
-	// Changed: the same rule's finding changed since the last post.
-	Repeat  bool
-	Changed bool
-	// Group is the key of the group message this alert belongs to ("" alone).
-	Group string
-	// Channel is where to post the alert when it is not the notifier's own
-	// channel (an Alertmanager route named one); "" means the notifier's.
-	Channel string
-	// Source and SourceAlert name the external system that raised the
-	// alert ("Alertmanager") and its alert ("KubePodCrashLooping"); ""
-	// means the health sweep. The message says which.
-	Source, SourceAlert string
-	// Resolution says why the alert stopped firing: recovered, pod-gone or
-	// superseded; ResolvedAt when.
-	Resolution string
-	ResolvedAt time.Time
-}
-
-// SilenceKey is the key the alert's Silence buttons silence: the pod
-// ("namespace/pod"), so every finding of a flapping pod stays quiet.
-func (a Alert) SilenceKey() string { return a.Namespace + "/" + a.Pod }
-
-// AlertGroup is one alert for several unhealthy pods of one Kafka cluster.
-type AlertGroup struct {
-	// Key is the group's key, which is also its silence key.
-	Key       string
-	Namespace string
-	Cluster   string
-	// Alerts are the members notified now.
-	Alerts []Alert
-	// Ref is the group's message when it is already posted; zero for a new group.
-	Ref MessageRef
-	// Firing is how many members still fire, these included.
-	Firing int
-}
-
-// SweepSummary is the periodic report of a scheduled sweep.
-type SweepSummary struct {
-	At        time.Time
-	KafkaPods int
-	// Firing are the alerts firing now, silenced ones included.
-	Firing   []Alert
-	Silenced int
-}
 
 // Block and action IDs of alert messages.
 const (
@@ -117,13 +30,6 @@ const (
 	sweepRequester = "sweep"
 	groupCacheSize = 256
 	alertMessages  = 1024
-)
-
-// Resolutions as the sweep names them.
-const (
-	resolutionRecovered  = slackview.ResolutionRecovered
-	resolutionPodGone    = slackview.ResolutionPodGone
-	resolutionSuperseded = slackview.ResolutionSuperseded
 )
 
 // errBotStopped is returned by the notifier once the bot's Run returned.
@@ -140,13 +46,13 @@ var errBotStopped = errors.New("the Slack bot has stopped")
 // methods wait until the bot's Run has started (or ctx ends) and fail once
 // Run has returned. Methods may be called from one goroutine at a time.
 //
-// On a bot serving several clusters, each cluster's sweep posts through
-// its own view, ForCluster(name): its alerts name that cluster in their
-// header and carry it in their Approve and Silence tokens.
+// Each cluster's sweep posts through its own view, ForCluster(name): on a
+// bot serving several, its alerts name that cluster in their header and
+// carry it in their Approve and Silence tokens.
 type AlertNotifier struct {
 	*notifierCore
-	// cluster is the Kubernetes cluster this view's alerts come from ("":
-	// the bot's only cluster).
+	// cluster is the Kubernetes cluster this view's alerts come from (its
+	// ClusterOptions.Name; "" for an unnamed only cluster).
 	cluster string
 }
 
@@ -234,7 +140,7 @@ func (n *AlertNotifier) running(ctx context.Context) (*Bot, *slacktransport.Post
 // inOrder runs job in the ordered queue of message ref and waits for its
 // result (or ctx). The job runs with the bot's lifetime context, so a
 // queued update is not lost when the caller stops waiting.
-func (n *AlertNotifier) inOrder(ctx context.Context, ref MessageRef, job func(ctx context.Context) error) error {
+func (n *AlertNotifier) inOrder(ctx context.Context, ref alert.MessageRef, job func(ctx context.Context) error) error {
 	n.mu.RLock()
 	if n.stopped {
 		n.mu.RUnlock()
@@ -254,39 +160,39 @@ func (n *AlertNotifier) inOrder(ctx context.Context, ref MessageRef, job func(ct
 func messageKey(channel, ts string) string { return channel + "/" + ts }
 
 // Notify posts one alert and returns where it was posted.
-func (n *AlertNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error) {
+func (n *AlertNotifier) Notify(ctx context.Context, a alert.Alert) (alert.MessageRef, error) {
 	b, p, err := n.running(ctx)
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	m, err := n.member(b)
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	channel := cmp.Or(a.Channel, n.channel)
 	msg, details := b.renderAlert(m, a, channel, b.clock())
 	blocks := msg.Blocks
 	ts, err := p.Post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	b.postDetails(ctx, channel, ts, details)
 	b.messages.AddIfAbsent(messageKey(channel, ts), newParentMessage(channel, ts, blocks))
 	b.log.Info("alert posted", "audit", true, "channel", channel, "ts", ts, "cluster", m.Name, "alert", a.Key,
 		"reason", a.Reason, "repeat", a.Repeat, "changed", a.Changed, "approval_offered", slackview.HasButtons(blocks))
-	return MessageRef{Channel: channel, TS: ts}, nil
+	return alert.MessageRef{Channel: channel, TS: ts}, nil
 }
 
 // NotifyGroup posts one alert for several pods of a cluster, or, when g.Ref
 // is set, lists the new members in its thread and updates it.
-func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageRef, error) {
+func (n *AlertNotifier) NotifyGroup(ctx context.Context, g alert.Group) (alert.MessageRef, error) {
 	b, p, err := n.running(ctx)
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
 	}
 	m, err := n.member(b)
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
 	}
 	now := b.clock()
 	if g.Ref.IsZero() {
@@ -295,12 +201,12 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 		blocks, fallback := b.renderGroup(m, g, members, n.channel, now)
 		ts, err := p.Post(ctx, n.channel, "", blocks, fallback)
 		if err != nil {
-			return MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
+			return alert.MessageRef{}, fmt.Errorf("alerting about group %s: %w", g.Key, err)
 		}
 		n.groups.AddIfAbsent(messageKey(n.channel, ts), members)
 		b.messages.AddIfAbsent(messageKey(n.channel, ts), newParentMessage(n.channel, ts, blocks))
 		b.log.Info("group alert posted", "audit", true, "channel", n.channel, "ts", ts, "group", g.Key, "pods", len(g.Alerts))
-		return MessageRef{Channel: n.channel, TS: ts}, nil
+		return alert.MessageRef{Channel: n.channel, TS: ts}, nil
 	}
 	members, _ := n.groups.AddIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newGroupMembers())
 	members.add(g.Alerts)
@@ -312,7 +218,7 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 		return p.Update(qctx, g.Ref.Channel, g.Ref.TS, blocks, fallback)
 	})
 	if err != nil {
-		return MessageRef{}, fmt.Errorf("adding to group alert %s: %w", g.Key, err)
+		return alert.MessageRef{}, fmt.Errorf("adding to group alert %s: %w", g.Key, err)
 	}
 	parent, _ := b.messages.AddIfAbsent(messageKey(g.Ref.Channel, g.Ref.TS), newParentMessage(g.Ref.Channel, g.Ref.TS, nil))
 	parent.replace(blocks)
@@ -323,7 +229,7 @@ func (n *AlertNotifier) NotifyGroup(ctx context.Context, g AlertGroup) (MessageR
 // buttons and says so, and a line is posted in its thread. For a member of
 // a group (a.Group set) ref is the group's message and only the thread
 // line is posted.
-func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) error {
+func (n *AlertNotifier) Resolve(ctx context.Context, ref alert.MessageRef, a alert.Alert) error {
 	b, p, err := n.running(ctx)
 	if err != nil {
 		return fmt.Errorf("resolving %s: %w", a.Key, err)
@@ -339,10 +245,8 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 		}
 		return nil
 	}
-	ns := a.Namespace
-	if m, err := n.member(b); err == nil && b.multi() {
-		ns = m.Name + "/" + ns // the resolved header names the cluster too
-	}
+	m, _ := n.member(b)
+	ns := b.inCluster(m, a.Namespace) // the resolved header names the cluster too
 	parent, _ := b.messages.AddIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
 	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(ns, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
@@ -361,18 +265,15 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref MessageRef, a Alert) er
 }
 
 // ResolveGroup marks the group message at ref as resolved.
-func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g AlertGroup) error {
+func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref alert.MessageRef, g alert.Group) error {
 	b, p, err := n.running(ctx)
 	if err != nil {
 		return fmt.Errorf("resolving group %s: %w", g.Key, err)
 	}
 	members, _ := n.groups.AddIfAbsent(messageKey(ref.Channel, ref.TS), newGroupMembers())
 	members.add(g.Alerts)
-	ns := g.Namespace
-	if m, err := n.member(b); err == nil && b.multi() {
-		ns = m.Name + "/" + ns
-	}
-	rg := slackview.ResolvedGroup(ns, g.Cluster, members.sorted(), b.clock())
+	m, _ := n.member(b)
+	rg := slackview.ResolvedGroup(b.inCluster(m, g.Namespace), g.KafkaCluster, members.sorted(), b.clock())
 	blocks, fallback := rg.Blocks, rg.Fallback
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
 		if err := p.Update(qctx, ref.Channel, ref.TS, blocks, fallback); err != nil {
@@ -391,7 +292,7 @@ func (n *AlertNotifier) ResolveGroup(ctx context.Context, ref MessageRef, g Aler
 }
 
 // Summary posts the periodic summary of a scheduled sweep.
-func (n *AlertNotifier) Summary(ctx context.Context, s SweepSummary) error {
+func (n *AlertNotifier) Summary(ctx context.Context, s alert.Summary) error {
 	_, p, err := n.running(ctx)
 	if err != nil {
 		return fmt.Errorf("posting the sweep summary: %w", err)
@@ -454,14 +355,14 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 // renderAlert builds the alert message (slackview.Alert: the diagnosis
 // with Approve / Reject when repairable, a banner line, and the Silence
 // buttons after the approval buttons) and the details for its thread.
-func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (msg, details slackview.Message) {
+func (b *Bot) renderAlert(m *member, a alert.Alert, channel string, now time.Time) (msg, details slackview.Message) {
 	snap := a.Snapshot
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
 	snap.UID = cmp.Or(snap.UID, a.PodUID)
-	snap.Cluster = cmp.Or(snap.Cluster, a.Cluster)
+	snap.Cluster = cmp.Or(snap.Cluster, a.KafkaCluster)
 	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now,
-		Source: a.source()}
+		Source: sourceOf(a)}
 	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
@@ -477,13 +378,13 @@ func (b *Bot) renderAlert(m *member, a Alert, channel string, now time.Time) (ms
 		}
 	}
 	av := slackview.Alert{
-		Diagnosis: view, Reason: a.Reason, Detail: a.Detail, Rule: a.Rule, StartsAt: a.StartsAt,
+		Diagnosis: view, Reason: string(a.Reason), Detail: a.Detail, Rule: a.Rule, StartsAt: a.StartsAt,
 		Repeat: a.Repeat, Changed: a.Changed, ReadError: a.ReadError,
 	}
-	av.Silence = b.silenceControl(m, a.SilenceKey(), "pod", channel, now)
+	av.Silence = b.silenceControl(m, a.PodKey(), "pod", channel, now)
 	msg = av.Message()
 	if av.Silence == nil {
-		if sil := b.silenceActions(m, a.SilenceKey(), "pod", channel, now); sil != nil {
+		if sil := b.silenceActions(m, a.PodKey(), "pod", channel, now); sil != nil {
 			msg.Blocks = slackview.CapBlocks(append(msg.Blocks, sil))
 		}
 	}
@@ -499,11 +400,11 @@ type groupMembers struct {
 
 func newGroupMembers() *groupMembers { return &groupMembers{lines: map[string]string{}} }
 
-func (g *groupMembers) add(alerts []Alert) {
+func (g *groupMembers) add(alerts []alert.Alert) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, a := range alerts {
-		g.lines[a.SilenceKey()] = slackview.MemberLine(facts(a))
+		g.lines[a.PodKey()] = slackview.MemberLine(facts(a))
 	}
 }
 
@@ -524,20 +425,20 @@ func (g *groupMembers) sorted() []string {
 }
 
 // facts is what slackview needs of an alert for lists and resolutions.
-func facts(a Alert) slackview.AlertFacts {
+func facts(a alert.Alert) slackview.AlertFacts {
 	return slackview.AlertFacts{
 		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, Rule: a.Rule, Title: a.Title, Severity: a.Severity,
-		Reason: a.Reason, Detail: a.Detail, StartsAt: a.StartsAt, ResolvedAt: a.ResolvedAt,
-		Resolution: a.Resolution, Repeat: a.Repeat, Changed: a.Changed, Source: a.source(),
+		Reason: string(a.Reason), Detail: a.Detail, StartsAt: a.StartsAt, ResolvedAt: a.ResolvedAt,
+		Resolution: string(a.Resolution), Repeat: a.Repeat, Changed: a.Changed, Source: sourceOf(a),
 	}
 }
 
-// source is who raised the alert, for its messages.
-func (a Alert) source() slackview.Source {
+// sourceOf is who raised the alert, for its messages.
+func sourceOf(a alert.Alert) slackview.Source {
 	return slackview.Source{System: a.Source, Alert: a.SourceAlert}
 }
 
-func factsOf(alerts []Alert) []slackview.AlertFacts {
+func factsOf(alerts []alert.Alert) []slackview.AlertFacts {
 	out := make([]slackview.AlertFacts, len(alerts))
 	for i, a := range alerts {
 		out[i] = facts(a)
@@ -547,12 +448,9 @@ func factsOf(alerts []Alert) []slackview.AlertFacts {
 
 // renderGroup renders a grouped alert with the cluster's Silence menu (or
 // buttons when the menu cannot be built).
-func (b *Bot) renderGroup(m *member, g AlertGroup, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
-	ns := g.Namespace
-	if b.multi() {
-		ns = m.Name + "/" + ns // the group names its Kubernetes cluster too
-	}
-	view := slackview.Group{Namespace: ns, Cluster: g.Cluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
+func (b *Bot) renderGroup(m *member, g alert.Group, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
+	// The group names its Kubernetes cluster too.
+	view := slackview.Group{Namespace: b.inCluster(m, g.Namespace), Cluster: g.KafkaCluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
 	if menu := b.silenceControl(m, g.Key, "cluster", channel, now); menu != nil {
 		view.Silence = slack.NewActionBlock(blockSilence, menu)
 	} else if sil := b.silenceActions(m, g.Key, "cluster", channel, now); sil != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -27,15 +28,15 @@ const alertChan = "C0ALERTS"
 // fakeSilencer records silences and sweeps (it stands in for the sweep).
 type fakeSilencer struct {
 	mu       sync.Mutex
-	created  []Silence
-	list     []Silence
+	created  []alert.Silence
+	list     []alert.Silence
 	sweepErr error
 	sweeps   int
 	ended    []string // silence IDs ended, in order
 }
 
 // EndSilence ends a silence it created, once.
-func (f *fakeSilencer) EndSilence(_ context.Context, id, _ string) (Silence, error) {
+func (f *fakeSilencer) EndSilence(_ context.Context, id, _ string) (alert.Silence, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.created {
@@ -44,7 +45,7 @@ func (f *fakeSilencer) EndSilence(_ context.Context, id, _ string) (Silence, err
 			return s, nil
 		}
 	}
-	return Silence{}, fmt.Errorf("silence %s: %w", id, ErrNoSuchSilence)
+	return alert.Silence{}, fmt.Errorf("silence %s: %w", id, alert.ErrNoSuchSilence)
 }
 
 func (f *fakeSilencer) endedIDs() []string {
@@ -53,18 +54,18 @@ func (f *fakeSilencer) endedIDs() []string {
 	return append([]string(nil), f.ended...)
 }
 
-func (f *fakeSilencer) Silence(_ context.Context, key string, until time.Time, by string) (Silence, error) {
+func (f *fakeSilencer) Silence(_ context.Context, key string, until time.Time, by string) (alert.Silence, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := Silence{ID: "sil" + string(rune('0'+len(f.created))), Key: key, Until: until, By: by}
+	s := alert.Silence{ID: "sil" + string(rune('0'+len(f.created))), Key: key, Until: until, By: by}
 	f.created = append(f.created, s)
 	return s, nil
 }
 
-func (f *fakeSilencer) Silences(context.Context) ([]Silence, error) {
+func (f *fakeSilencer) Silences(context.Context) ([]alert.Silence, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Silence(nil), f.list...), nil
+	return append([]alert.Silence(nil), f.list...), nil
 }
 
 func (f *fakeSilencer) SweepNow(context.Context) error {
@@ -74,7 +75,7 @@ func (f *fakeSilencer) SweepNow(context.Context) error {
 	return f.sweepErr
 }
 
-func (f *fakeSilencer) set(list []Silence, sweepErr error) {
+func (f *fakeSilencer) set(list []alert.Silence, sweepErr error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.list, f.sweepErr = list, sweepErr
@@ -86,10 +87,10 @@ func (f *fakeSilencer) sweepCount() int {
 	return f.sweeps
 }
 
-func (f *fakeSilencer) calls() []Silence {
+func (f *fakeSilencer) calls() []alert.Silence {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Silence(nil), f.created...)
+	return append([]alert.Silence(nil), f.created...)
 }
 
 // alertHarness is a running bot with alerts enabled.
@@ -104,17 +105,17 @@ func startAlertBot(t *testing.T) *alertHarness {
 	n := NewAlertNotifier(alertChan)
 	sil := &fakeSilencer{}
 	h := startBot(t, func(o *Options) {
-		o.Alerts, o.Silencer, o.Sweeper = n, sil, sil
+		o.Alerts, o.Clusters[0].Silencer, o.Clusters[0].Sweeper = n, sil, sil
 	})
 	return &alertHarness{harness: h, notifier: n, silencer: sil}
 }
 
 // seedAlert is the sweep's alert about the seed incident.
-func seedAlert(t testing.TB, now time.Time) Alert {
+func seedAlert(t testing.TB, now time.Time) alert.Alert {
 	snap := seedSnapshot(t)
-	return Alert{
+	return alert.Alert{
 		Key: seedNamespace + "/" + seedPod + "/metadata-log-offset-mismatch", Namespace: seedNamespace, Pod: seedPod,
-		PodUID: seedUID, Cluster: "foobar", Rule: "metadata-log-offset-mismatch",
+		PodUID: seedUID, KafkaCluster: "foobar", Rule: "metadata-log-offset-mismatch",
 		Title: "KRaft metadata log diverged (UnexpectedAppendOffsetException)", Severity: diagnose.SeverityCritical,
 		Reason: "CrashLoopBackOff", Detail: "waiting in CrashLoopBackOff after 37 restarts",
 		Findings: seedDiagnoser{}.Diagnose(snap), Snapshot: snap, StartsAt: now.Add(-3 * time.Minute),
@@ -122,7 +123,7 @@ func seedAlert(t testing.TB, now time.Time) Alert {
 }
 
 // notify posts a through the notifier and returns the posted message.
-func (h *alertHarness) notify(a Alert) slackemu.Message {
+func (h *alertHarness) notify(a alert.Alert) slackemu.Message {
 	h.t.Helper()
 	ref, err := h.notifier.Notify(h.ctx(), a)
 	if err != nil {
@@ -223,22 +224,22 @@ func TestAlertBanners(t *testing.T) {
 	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name    string
-		mutate  func(a *Alert)
+		mutate  func(a *alert.Alert)
 		want    []string
 		notWant []string
 		approve bool
 	}{
-		{"first", func(*Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
-		{"repeat", func(a *Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing*"}, nil, true},
-		{"raised by Alertmanager", func(a *Alert) { a.Source, a.SourceAlert = "Alertmanager", "KubePodCrashLooping" },
+		{"first", func(*alert.Alert) {}, []string{"🚨 *Alert from the health sweep*", "🔴 kafka/foobar-kafka-broker-0"}, []string{"still firing", "finding changed"}, true},
+		{"repeat", func(a *alert.Alert) { a.Repeat = true }, []string{"🔁 *Alert, still firing*"}, nil, true},
+		{"raised by Alertmanager", func(a *alert.Alert) { a.Source, a.SourceAlert = "Alertmanager", "KubePodCrashLooping" },
 			[]string{"🚨 *Alert from Alertmanager* (`KubePodCrashLooping`)", "raised by Alertmanager (`KubePodCrashLooping`)", "*Raised by:* Alertmanager alert `KubePodCrashLooping`"},
 			[]string{"health sweep"}, true},
-		{"changed", func(a *Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
-		{"status only", func(a *Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
-		{"unclassified", func(a *Alert) {
+		{"changed", func(a *alert.Alert) { a.Changed = true }, []string{"🔀 *Alert: the finding changed*"}, nil, true},
+		{"status only", func(a *alert.Alert) { a.ReadError = "pods/log forbidden" }, []string{"Only the pod's status was read (pods/log forbidden)"}, nil, true},
+		{"unclassified", func(a *alert.Alert) {
 			a.Findings, a.Title, a.Rule, a.Severity = nil, "", "unclassified", ""
 		}, []string{"🔴 kafka/foobar-kafka-broker-0: CrashLoopBackOff, 37 restarts, no rule matched its log", "none of my rules matched"}, []string{"🟢"}, false},
-		{"controller: no repair", func(a *Alert) { a.Snapshot.Role = diagnose.RoleController }, []string{"not on this pod"}, nil, false},
+		{"controller: no repair", func(a *alert.Alert) { a.Snapshot.Role = diagnose.RoleController }, []string{"not on this pod"}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,8 +294,8 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			}
 			h.clock.Advance(20 * time.Minute)
 			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
-			a.Resolution, a.ResolvedAt = resolutionRecovered, h.clock.Now()
-			if err := h.notifier.Resolve(h.ctx(), MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
+			a.Resolution, a.ResolvedAt = alert.ResolutionRecovered, h.clock.Now()
+			if err := h.notifier.Resolve(h.ctx(), alert.MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			got := h.message(m)
@@ -337,8 +338,8 @@ func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
 	// The alert resolves afterwards: the decision and the repair's outcome stay.
 	h.waitFor("the final status", func() bool { return strings.Contains(blockTexts(t, h.message(m).Blocks), "Repair succeeded") })
 	a := seedAlert(t, h.clock.Now())
-	a.Resolution, a.ResolvedAt = resolutionRecovered, h.clock.Now()
-	if err := h.notifier.Resolve(h.ctx(), MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
+	a.Resolution, a.ResolvedAt = alert.ResolutionRecovered, h.clock.Now()
+	if err := h.notifier.Resolve(h.ctx(), alert.MessageRef{Channel: m.Channel, TS: m.TS}, a); err != nil {
 		t.Fatal(err)
 	}
 	text := blockTexts(t, h.message(m).Blocks)
@@ -351,14 +352,14 @@ func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
 
 func TestAlertGroupLifecycle(t *testing.T) {
 	h := startAlertBot(t)
-	member := func(pod string) Alert {
+	member := func(pod string) alert.Alert {
 		a := seedAlert(t, h.clock.Now())
 		a.Pod, a.Key, a.Group = pod, seedNamespace+"/"+pod+"/"+a.Rule, "cluster:kafka/foobar"
 		a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
 		return a
 	}
-	g := AlertGroup{Key: "cluster:kafka/foobar", Namespace: seedNamespace, Cluster: "foobar", Firing: 3,
-		Alerts: []Alert{member("foobar-kafka-broker-0"), member("foobar-kafka-broker-1"), member("foobar-kafka-broker-2")}}
+	g := alert.Group{Key: "cluster:kafka/foobar", Namespace: seedNamespace, KafkaCluster: "foobar", Firing: 3,
+		Alerts: []alert.Alert{member("foobar-kafka-broker-0"), member("foobar-kafka-broker-1"), member("foobar-kafka-broker-2")}}
 	ref, err := h.notifier.NotifyGroup(h.ctx(), g)
 	if err != nil {
 		t.Fatal(err)
@@ -384,8 +385,8 @@ func TestAlertGroupLifecycle(t *testing.T) {
 	}
 
 	// A fourth pod joins: a thread line, and the message lists all four.
-	g2 := AlertGroup{Key: g.Key, Namespace: g.Namespace, Cluster: g.Cluster, Ref: ref, Firing: 4,
-		Alerts: []Alert{member("foobar-kafka-broker-3")}}
+	g2 := alert.Group{Key: g.Key, Namespace: g.Namespace, KafkaCluster: g.KafkaCluster, Ref: ref, Firing: 4,
+		Alerts: []alert.Alert{member("foobar-kafka-broker-3")}}
 	if ref2, err := h.notifier.NotifyGroup(h.ctx(), g2); err != nil || ref2 != ref {
 		t.Fatalf("NotifyGroup with Ref = %+v, %v; want the same message", ref2, err)
 	}
@@ -401,7 +402,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 
 	// A member recovers: a thread line only.
 	r := member("foobar-kafka-broker-1")
-	r.Resolution, r.ResolvedAt = resolutionRecovered, h.clock.Now()
+	r.Resolution, r.ResolvedAt = alert.ResolutionRecovered, h.clock.Now()
 	if err := h.notifier.Resolve(h.ctx(), ref, r); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 	}
 
 	// The whole group resolves.
-	if err := h.notifier.ResolveGroup(h.ctx(), ref, AlertGroup{Key: g.Key, Namespace: g.Namespace, Cluster: g.Cluster}); err != nil {
+	if err := h.notifier.ResolveGroup(h.ctx(), ref, alert.Group{Key: g.Key, Namespace: g.Namespace, KafkaCluster: g.KafkaCluster}); err != nil {
 		t.Fatal(err)
 	}
 	m = h.message(m)
@@ -429,7 +430,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 func TestSweepSummary(t *testing.T) {
 	h := startAlertBot(t)
 	a := seedAlert(t, h.clock.Now())
-	if err := h.notifier.Summary(h.ctx(), SweepSummary{At: h.clock.Now(), KafkaPods: 6, Firing: []Alert{a}, Silenced: 1}); err != nil {
+	if err := h.notifier.Summary(h.ctx(), alert.Summary{At: h.clock.Now(), KafkaPods: 6, Firing: []alert.Alert{a}, Silenced: 1}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.emu.Messages(alertChan)
@@ -452,7 +453,7 @@ func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
 		t.Errorf("Notify before Run = %v, want context.Canceled", err)
 	}
 	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
-		Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
 		t.Error("New accepted a notifier without a channel")
 	}
 }

@@ -129,7 +129,7 @@ func TestRejectAfterOneOfTwoApprovals(t *testing.T) {
 
 func TestNewRefusesUnreachableApprovalCount(t *testing.T) {
 	_, err := New(Options{AppToken: "xapp-x", BotToken: "xoxb-x", ApprovalSecret: testSecret, Approvers: []string{approver},
-		RequiredApprovals: 2, Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}})
+		RequiredApprovals: 2, Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}})
 	if err == nil || !strings.Contains(err.Error(), "2 approvals required but only 1 approvers") {
 		t.Errorf("New = %v, want a refusal of 2 required approvals with 1 approver", err)
 	}

@@ -32,9 +32,10 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// Cluster is the bot's read access to Kubernetes (*kube.Client satisfies
-// it). Its errors are safe to show to the user.
-type Cluster interface {
+// ClusterReader is the bot's read access to the Kafka pods of one
+// Kubernetes cluster (*kube.Client satisfies it). Its errors are safe to
+// show to the user.
+type ClusterReader interface {
 	// ResolvePod resolves a possibly short pod name (and optional
 	// namespace) to the Kafka pod it means, and returns that pod's status
 	// (UID, restart counts) and read, which reads the rest of what its
@@ -65,10 +66,6 @@ type Resumer interface {
 
 // Options configure a Bot.
 type Options struct {
-	// Resumer, when set, runs once in the background when Run starts, to
-	// finish or clean up repairs an earlier process left running, reporting
-	// in their original threads (*recovery.Repairer satisfies it).
-	Resumer Resumer
 	// AppToken (xapp-…) opens Socket Mode; BotToken (xoxb-…) calls the Web API.
 	AppToken string
 	BotToken string
@@ -93,20 +90,10 @@ type Options struct {
 	// besides the alert channel of Alerts (APPROVAL_CHANNELS). An Approve
 	// anywhere else (another channel, a DM) is refused.
 	ApprovalChannels []string
-	// Decisions records every click in a durable record shared by all
-	// replicas before the bot acts (*kube.DecisionStore). Nil means an
-	// in-memory record: one replica only (tests; bot serve always sets it).
-	Decisions Decisions
-	// Escalations, when set, lets approvers clear a cluster's escalation
-	// record with a button posted after a repair whose broker crashed again.
-	Escalations Escalations
 	// DryRun asks the Repairer to stop before the first write.
 	DryRun bool
 	// Workers bounds the commands and clicks handled at once (default 8).
 	Workers int
-	// ClusterName names the Kubernetes cluster in message headers
-	// ("cluster/namespace/pod"); empty leaves it out.
-	ClusterName string
 	// QueueSize is how many commands and clicks may wait for a worker
 	// (default 256; negative: none wait). Only a full queue refuses.
 	QueueSize int
@@ -115,15 +102,8 @@ type Options struct {
 	// negative: nothing is shared, every request reads the cluster).
 	ShareWindow time.Duration
 
-	Cluster   Cluster
+	// Diagnoser turns every cluster's snapshots into findings.
 	Diagnoser Diagnoser
-	// Repairer runs approved repairs; nil means this build cannot execute
-	// them, and an approval says so in the thread.
-	Repairer Repairer
-	// RepairNotice, when set, returns a line /kafka status shows under its
-	// header when repairs are disabled or unguarded (the admission
-	// self-check); "" shows nothing.
-	RepairNotice func() string
 
 	// Logger receives operational and audit logs (default: discard).
 	Logger *slog.Logger
@@ -138,17 +118,11 @@ type Options struct {
 	// Alerts, when set, is the notifier the health sweep posts through
 	// (NewAlertNotifier); the bot connects it to its poster when Run starts.
 	Alerts *AlertNotifier
-	// Silencer, when set, records the alerts' Silence buttons and answers
-	// /kafka silences; Sweeper, when set, answers /kafka sweep.
-	Silencer Silencer
-	Sweeper  SweepTrigger
 
 	// Clusters are the Kubernetes clusters the bot serves, each with its
-	// own reader, repairer, decision and escalation records and sweep
-	// (issue 15). When set, the single-cluster fields above (Cluster,
-	// Repairer, Resumer, RepairNotice, Decisions, Escalations, Silencer,
-	// Sweeper) must be unset; when empty, they are the one cluster, named
-	// ClusterName.
+	// own reader, repairer, decision and escalation records and sweep: at
+	// least one. A bot serving one cluster has a list of one, whose name
+	// may be empty (its messages then name no cluster).
 	Clusters []ClusterOptions
 	// LookupTimeout bounds each cluster's part of /kafka status, /kafka
 	// silences and a short-name search over several clusters (default

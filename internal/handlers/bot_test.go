@@ -58,7 +58,7 @@ func startBot(t testing.TB, mutate func(*Options)) *harness {
 	opts := Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: testSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Workers: 4, Cluster: h.cluster, Diagnoser: seedDiagnoser{}, Repairer: h.repairer,
+		Workers: 4, Clusters: []ClusterOptions{{Reader: h.cluster, Repairer: h.repairer}}, Diagnoser: seedDiagnoser{},
 		// Most tests diagnose the same pod again and want a new message
 		// each time; the sharing tests (coalesce_test.go) turn it on.
 		ShareWindow:      -1,
@@ -546,7 +546,7 @@ func TestInvalidAppTokenStopsRun(t *testing.T) {
 	}
 	defer emu.Close()
 	bot, err := New(Options{AppToken: "xapp-1-wrong-token", BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
-		ApprovalSecret: testSecret, Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{}})
+		ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -680,7 +680,7 @@ func TestRejectedBlocksFallBackToPlainText(t *testing.T) {
 }
 
 func TestApprovalWithoutRepairerSaysSo(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.Repairer = nil })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = nil })
 	m := h.diagnose()
 	h.click(m, slackview.ActionApprove, approver)
 	h.waitFor("the honest note", func() bool {

@@ -69,7 +69,7 @@ func TestRepairThreadBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startBot(t, func(o *Options) { o.Repairer = tt.r })
+			h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = tt.r })
 			m := h.diagnose()
 			l, err := slackemu.LayoutOf(m.Blocks, 1280)
 			if err != nil {
@@ -140,7 +140,7 @@ func (r plannedRepairer) Repair(ctx context.Context, _ recovery.Request, rep rec
 // lists every step from the start, ⏸ until it runs, in one reply.
 func TestChecklistShowsStepsNotStarted(t *testing.T) {
 	r := plannedRepairer{steps: elevenSteps()[:4], paused: make(chan struct{}), resume: make(chan struct{})}
-	h := startBot(t, func(o *Options) { o.Repairer = r })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = r })
 	m := h.diagnose()
 	h.click(m, slackview.ActionApprove, approver)
 	<-r.paused

@@ -113,7 +113,7 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 		b, err := New(Options{
 			AppToken: "xapp-fuzz", BotToken: "xoxb-fuzz", ApprovalSecret: testSecret, Approvers: []string{approver},
 			ApprovalChannels: []string{channel},
-			Cluster:          newFakeCluster(t), Diagnoser: seedDiagnoser{}, Repairer: rep,
+			Clusters:         []ClusterOptions{{Reader: newFakeCluster(t), Repairer: rep}}, Diagnoser: seedDiagnoser{},
 			Clock: func() time.Time { return fuzzNow },
 		})
 		if err != nil {

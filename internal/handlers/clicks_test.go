@@ -54,7 +54,7 @@ func newClickBench(t *testing.T, mutate func(o *Options, rep *fakeRepairer)) *cl
 	opts := Options{
 		AppToken: "xapp-test", BotToken: "xoxb-test", ApprovalSecret: testSecret,
 		Approvers: []string{approver}, ApprovalChannels: []string{channel},
-		Clusters:  []ClusterOptions{{Cluster: newFakeCluster(t), Repairer: rep}},
+		Clusters:  []ClusterOptions{{Reader: newFakeCluster(t), Repairer: rep}},
 		Diagnoser: seedDiagnoser{}, Clock: func() time.Time { return clickNow },
 	}
 	if mutate != nil {
@@ -119,8 +119,8 @@ func clickOn(user string, approve bool, token string) click {
 func TestAuthorize(t *testing.T) {
 	twoClusters := func(o *Options, rep *fakeRepairer) {
 		o.Clusters = []ClusterOptions{
-			{Name: "east", Cluster: newFakeCluster(t), Repairer: rep, Approvers: []string{approver2}, ApprovalChannels: []string{otherChan}},
-			{Name: "west", Cluster: newFakeCluster(t), Repairer: rep},
+			{Name: "east", Reader: newFakeCluster(t), Repairer: rep, Approvers: []string{approver2}, ApprovalChannels: []string{otherChan}},
+			{Name: "west", Reader: newFakeCluster(t), Repairer: rep},
 		}
 	}
 	tests := []struct {

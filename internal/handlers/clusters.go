@@ -15,34 +15,38 @@ import (
 )
 
 // ClusterOptions are what the bot needs of one Kubernetes cluster it
-// serves. A bot serving one cluster may set the same fields directly in
-// Options (Cluster, Repairer, ...) instead: New turns them into the one
-// entry, named Options.ClusterName.
+// serves (one entry of Options.Clusters).
 type ClusterOptions struct {
 	// Name names the cluster in commands (`NAME/namespace/pod`), message
-	// headers and the tokens of every button; unique. It may be empty only
-	// when it is the bot's one cluster.
+	// headers ("NAME/namespace/pod") and the tokens of every button;
+	// unique. It may be empty only when it is the bot's one cluster.
 	Name string
-	// Cluster reads the cluster (required). For a bot serving several
-	// clusters, a ResolvePod error wrapping ErrNoSuchPod means the cluster
-	// answered that it has no such Kafka pod, and one wrapping
+	// Reader reads the cluster's Kafka pods (required). For a bot serving
+	// several clusters, a ResolvePod error wrapping ErrNoSuchPod means the
+	// cluster answered that it has no such Kafka pod, and one wrapping
 	// ErrAmbiguousPod that it has several; any other error means the
 	// cluster could not be checked.
-	Cluster Cluster
+	Reader ClusterReader
 	// Repairer runs this cluster's approved repairs (nil: cannot execute).
 	Repairer Repairer
-	// Resumer finishes this cluster's interrupted repairs when Run starts.
+	// Resumer, when set, runs once in the background when Run starts, to
+	// finish or clean up this cluster's repairs an earlier process left
+	// running, reporting in their original threads.
 	Resumer Resumer
 	// RepairNotice, when set, returns the line /kafka status shows for this
 	// cluster when its repairs are disabled or unguarded.
 	RepairNotice func() string
-	// Decisions records clicks on this cluster's approvals, in this
-	// cluster (nil: in memory, one replica only).
+	// Decisions records every click on this cluster's approvals in a
+	// durable record shared by all replicas before the bot acts
+	// (*kube.DecisionStore); nil means in memory: one replica only (tests;
+	// bot serve always sets it).
 	Decisions Decisions
-	// Escalations reads and clears this cluster's escalation records.
+	// Escalations, when set, lets approvers clear this cluster's escalation
+	// records with a button posted after a repair whose broker crashed again.
 	Escalations Escalations
 	// Silencer and Sweeper are this cluster's health sweep, when alerts
-	// are on.
+	// are on: Silencer records the alerts' Silence buttons and answers
+	// /kafka silences, Sweeper answers /kafka sweep.
 	Silencer Silencer
 	Sweeper  SweepTrigger
 	// ApprovalChannels are channels where this cluster's repairs may be
@@ -55,8 +59,8 @@ type ClusterOptions struct {
 	Approvers []string
 }
 
-// Errors a multi-cluster Cluster's ResolvePod wraps to say the cluster
-// answered (see ClusterOptions.Cluster).
+// Errors the ResolvePod of a ClusterReader of several wraps to say the
+// cluster answered (see ClusterOptions.Reader).
 var (
 	ErrNoSuchPod    = errors.New("no such Kafka pod in this cluster")
 	ErrAmbiguousPod = errors.New("several Kafka pods match in this cluster")
@@ -78,7 +82,9 @@ type member struct {
 	// own list, else Options.Approvers (approverIDs in order, for messages).
 	approvers   map[string]bool
 	approverIDs []string
-	breaker     *fleet.Breaker
+	// breaker skips the cluster while it fails; nil for a bot's only
+	// cluster, which has no other to answer instead.
+	breaker *fleet.Breaker
 }
 
 // isApprover reports whether user may approve this cluster's repairs now.
@@ -90,28 +96,17 @@ func (m *member) approverList() string { return slackview.ApproverList(m.approve
 // label is the cluster's name for messages ("" for an unnamed only cluster).
 func (m *member) label() string { return m.Name }
 
-// setupClusters builds b.members from opts (the list, or the single-cluster
-// shorthand) and checks them.
+// setupClusters builds b.members from opts.Clusters and checks them.
 func (b *Bot) setupClusters(opts *Options) error {
 	list := opts.Clusters
 	if len(list) == 0 {
-		if opts.Cluster == nil {
-			return errors.New("handlers: no Cluster")
-		}
-		list = []ClusterOptions{{
-			Name: opts.ClusterName, Cluster: opts.Cluster, Repairer: opts.Repairer, Resumer: opts.Resumer,
-			RepairNotice: opts.RepairNotice, Decisions: opts.Decisions, Escalations: opts.Escalations,
-			Silencer: opts.Silencer, Sweeper: opts.Sweeper,
-		}}
-	} else if opts.Cluster != nil || opts.Repairer != nil || opts.Resumer != nil || opts.RepairNotice != nil ||
-		opts.Decisions != nil || opts.Escalations != nil || opts.Silencer != nil || opts.Sweeper != nil {
-		return errors.New("handlers: set either Clusters or the single-cluster fields (Cluster, Repairer, ...), not both")
+		return errors.New("handlers: no Clusters")
 	}
 	b.byName = map[string]*member{}
 	for i, c := range list {
 		switch {
-		case c.Cluster == nil:
-			return fmt.Errorf("handlers: cluster %d (%s) has no Cluster", i, c.Name)
+		case c.Reader == nil:
+			return fmt.Errorf("handlers: cluster %d (%s) has no Reader", i, c.Name)
 		case len(list) > 1 && fleet.ValidName(c.Name) != nil:
 			return fmt.Errorf("handlers: cluster %d: name %q: %v", i, c.Name, fleet.ValidName(c.Name))
 		}
@@ -119,7 +114,10 @@ func (b *Bot) setupClusters(opts *Options) error {
 			return fmt.Errorf("handlers: cluster %q is listed twice", c.Name)
 		}
 		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{}, approvers: map[string]bool{},
-			approverIDs: opts.Approvers, breaker: &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}}
+			approverIDs: opts.Approvers}
+		if len(list) > 1 {
+			m.breaker = &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}
+		}
 		if len(c.Approvers) > 0 {
 			m.approverIDs = c.Approvers
 		}
@@ -151,10 +149,10 @@ func (b *Bot) setupClusters(opts *Options) error {
 func (b *Bot) multi() bool { return len(b.members) > 1 }
 
 // memberNamed returns the cluster a token or record names. A name the bot
-// does not serve is refused. An empty name (a token signed before issue
-// 15, or by a bot without a cluster name) means the only cluster of a
-// single-cluster bot, and is refused by a bot serving several: it cannot
-// say which cluster it was meant for.
+// does not serve is refused. An empty name (a token signed by a bot
+// without cluster names) means the only cluster of a bot serving one, and
+// is refused by a bot serving several: it cannot say which cluster it was
+// meant for.
 func (b *Bot) memberNamed(name string) (*member, bool) {
 	if m, ok := b.byName[name]; ok {
 		return m, true
@@ -163,6 +161,16 @@ func (b *Bot) memberNamed(name string) (*member, bool) {
 		return b.members[0], true
 	}
 	return nil, false
+}
+
+// inCluster prefixes path ("namespace" or "namespace/pod") with m's
+// cluster on a bot serving several ("prod-eu/kafka"), so a message never
+// leaves the cluster unsaid; with one cluster, or no m, it is path.
+func (b *Bot) inCluster(m *member, path string) string {
+	if !b.multi() || m == nil {
+		return path
+	}
+	return m.Name + "/" + path
 }
 
 // grantCluster is the cluster a silence, end-silence or clear-escalation
@@ -195,57 +203,33 @@ type callResult[T any] struct {
 	unreachable string
 }
 
-// eachCluster calls fn on every cluster at once, each with its own
-// timeout, skipping clusters whose breaker is open, and returns the
-// results in cluster order. It returns after at most the timeout (plus
-// scheduling), whatever the clusters do. answered says whether an error
-// still means the cluster answered (it then counts as reachable).
-func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
-	out := make([]callResult[T], len(b.members))
-	done := make(chan int, len(b.members))
-	for i, m := range b.members {
-		out[i].m = m
-		ok, reason := m.breaker.Allow()
-		if !ok {
-			out[i].unreachable = reason
-			done <- i
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, b.opts.LookupTimeout)
-		res := make(chan callResult[T], 1)
-		go func() {
-			v, err := fn(cctx, m)
-			res <- callResult[T]{m: m, val: v, err: err}
-		}()
-		go func() {
-			defer cancel()
-			select {
-			case r := <-res:
-				out[i] = r
-				switch {
-				case r.err == nil || answered(r.err):
-					m.breaker.Success()
-				case ctx.Err() != nil: // the caller gave up: not the cluster's fault
-					m.breaker.Abandon()
-				default:
-					m.breaker.Failure(shortReason(r.err))
-					out[i].unreachable = shortReason(r.err)
-				}
-			case <-cctx.Done():
-				if ctx.Err() == nil {
-					reason := fmt.Sprintf("no answer within %s", b.opts.LookupTimeout)
-					m.breaker.Failure(reason)
-					out[i].unreachable = reason
-				} else {
-					m.breaker.Abandon()
-					out[i].unreachable = "the request was cancelled"
-				}
-			}
-			done <- i
-		}()
+// asking is how the bot asks its clusters: failures said shortly, and on
+// a bot serving several each within LookupTimeout (the only cluster of a
+// bot has the caller's time: no other can answer instead). answered says
+// whether an error still means the cluster answered (it then counts as
+// reachable).
+func (b *Bot) asking(answered func(error) bool) fleet.Asking {
+	a := fleet.Asking{Answered: answered, Reason: shortReason}
+	if b.multi() {
+		a.Timeout = b.opts.LookupTimeout
 	}
-	for range b.members {
-		<-done
+	return a
+}
+
+// eachCluster calls fn on every cluster at once through fleet.Each, as
+// asking says, skipping clusters whose breaker is open. It returns the
+// results in cluster order.
+func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
+	breakers := make([]*fleet.Breaker, len(b.members))
+	for i, m := range b.members {
+		breakers[i] = m.breaker
+	}
+	outcomes := fleet.Each(ctx, b.asking(answered), breakers, func(ctx context.Context, i int) (T, error) {
+		return fn(ctx, b.members[i])
+	})
+	out := make([]callResult[T], len(outcomes))
+	for i, o := range outcomes {
+		out[i] = callResult[T]{m: b.members[i], val: o.Val, err: o.Err, unreachable: o.Unreachable}
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
@@ -83,11 +84,10 @@ func startFleet(t *testing.T, mutate ...func(*Options)) *fleetHarness {
 		lookupTimeout: 300 * time.Millisecond, breakerPeriod: time.Hour,
 	}
 	f.harness = startBot(t, func(o *Options) {
-		o.Cluster, o.Repairer = nil, nil
 		o.LookupTimeout, o.BreakerPeriod = f.lookupTimeout, f.breakerPeriod
 		o.Clusters = []ClusterOptions{
-			{Name: "eu", Cluster: f.eu, Repairer: f.euRep, Decisions: f.euDec},
-			{Name: "us", Cluster: f.us, Repairer: f.usRep, Decisions: f.usDec},
+			{Name: "eu", Reader: f.eu, Repairer: f.euRep, Decisions: f.euDec},
+			{Name: "us", Reader: f.us, Repairer: f.usRep, Decisions: f.usDec},
 		}
 		for _, m := range mutate {
 			m(o)
@@ -333,10 +333,10 @@ func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
 	// /kafka silences lists both clusters' silences, each with an End
 	// silence button bound to its own cluster.
 	until := f.clock.Now().Add(time.Hour)
-	euSil.set([]Silence{{ID: "eu1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
-	usSil.set([]Silence{{ID: "us1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	euSil.set([]alert.Silence{{ID: "eu1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
+	usSil.set([]alert.Silence{{ID: "us1", Key: "kafka/" + seedPod, Until: until, By: approver}}, nil)
 	usSil.mu.Lock()
-	usSil.created = append(usSil.created, Silence{ID: "us1", Key: "kafka/" + seedPod, Until: until})
+	usSil.created = append(usSil.created, alert.Silence{ID: "us1", Key: "kafka/" + seedPod, Until: until})
 	usSil.mu.Unlock()
 	f.slash(approver, channel, "silences")
 	list := f.ephemeral(channel, approver, "silence(s) in force")
@@ -388,7 +388,7 @@ func blocksOf(t *testing.T, raw []byte) []map[string]any {
 func TestFleetClearEscalationActsOnItsCluster(t *testing.T) {
 	record := func() *fakeEscalations {
 		return &fakeEscalations{records: map[string]EscalationRef{
-			seedNamespace + "/foobar": {Cluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
+			seedNamespace + "/foobar": {KafkaCluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
 		}}
 	}
 	euEsc, usEsc := record(), record()
@@ -450,7 +450,7 @@ func TestFleetExplicitCommandOnAHangingCluster(t *testing.T) {
 // token that names none (signed before issue 15: it can only mean its one
 // cluster), and refuses one naming another cluster.
 func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.ClusterName = "prod" })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Name = "prod" })
 	m := h.diagnose()
 	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, h.clock.Now())

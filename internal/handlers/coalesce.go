@@ -324,8 +324,5 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 // podLabel names a pod for messages: namespace/pod, prefixed by its
 // cluster on a multi-cluster bot.
 func (b *Bot) podLabel(m *member, namespace, pod string) string {
-	if !b.multi() || m == nil {
-		return namespace + "/" + pod
-	}
-	return m.Name + "/" + namespace + "/" + pod
+	return b.inCluster(m, namespace+"/"+pod)
 }

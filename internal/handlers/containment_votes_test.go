@@ -130,7 +130,7 @@ func TestContainment4_ForgedDecisionVotesAreRefused(t *testing.T) {
 			h := startBot(t, func(o *Options) {
 				o.Approvers = []string{approver, approver2}
 				o.RequiredApprovals = 2
-				o.Decisions = signedDecisions(cs)
+				o.Clusters[0].Decisions = signedDecisions(cs)
 			})
 			m := h.diagnose()
 			a := h.approvalOf(m)
@@ -172,7 +172,7 @@ func TestContainment4_OnlyCurrentApproversVotesCount(t *testing.T) {
 			h := startBot(t, func(o *Options) {
 				o.Approvers = tt.approvers
 				o.RequiredApprovals = 2
-				o.Decisions = store
+				o.Clusters[0].Decisions = store
 			})
 			m := h.diagnose()
 			a := h.approvalOf(m)

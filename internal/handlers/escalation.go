@@ -15,24 +15,26 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// Escalations reads and clears the per-cluster "escalated: no automated
-// repairs" records a repair leaves when its broker crashes again
-// (cmd/bot adapts *kube.Client). Clusters are named "namespace/cluster"
-// ("namespace/*" for a namespace's pods without a cluster label).
+// Escalations reads and clears the per-Kafka-cluster "escalated: no
+// automated repairs" records a repair leaves when its broker crashes again
+// (internal/escalation adapts *kube.Client). Kafka clusters are named
+// "namespace/cluster" ("namespace/*" for a namespace's pods without a
+// cluster label).
 type Escalations interface {
-	// EscalationFor returns the escalation record that holds the cluster
-	// of the approval's repair (of pod in namespace), if there is one.
+	// EscalationFor returns the escalation record that holds the Kafka
+	// cluster of the approval's repair (of pod in namespace), if there is one.
 	EscalationFor(ctx context.Context, namespace, pod, approvalID string) (EscalationRef, bool, error)
-	// ClearEscalation removes the cluster's record if it is still the
-	// record uid names; it fails (changing nothing) otherwise.
-	ClearEscalation(ctx context.Context, cluster, uid string) (EscalationRef, error)
+	// ClearEscalation removes the Kafka cluster's record if it is still
+	// the record uid names; it fails (changing nothing) otherwise.
+	ClearEscalation(ctx context.Context, kafkaCluster, uid string) (EscalationRef, error)
 }
 
 // EscalationRef names one escalation record.
 type EscalationRef struct {
-	Cluster string
-	UID     string
-	Pod     string
+	// KafkaCluster is the escalated Kafka cluster ("namespace/cluster").
+	KafkaCluster string
+	UID          string
+	Pod          string
 }
 
 // Escalation button: action id and token domain (an escalation token is
@@ -47,18 +49,19 @@ const (
 )
 
 // escalationGrant is what a Clear escalation button may do: clear the
-// record UID of Cluster, clicked in Channel, reporting in Thread.
+// record UID of KafkaCluster in the Kubernetes cluster Cluster, clicked in
+// Channel, reporting in Thread.
 type escalationGrant struct {
 	V int `json:"v"`
-	// KubeCluster is the Kubernetes cluster holding the record ("" from a
-	// single-cluster bot before issue 15: only such a bot honours it).
-	KubeCluster string `json:"kc,omitempty"`
-	Cluster     string `json:"cluster"`
-	UID         string `json:"uid"`
-	Channel     string `json:"ch"`
-	Thread      string `json:"th"`
-	IssuedAt    int64  `json:"iat"`
-	ExpiresAt   int64  `json:"exp"`
+	// Cluster is the Kubernetes cluster holding the record ("" from a bot
+	// without cluster names: only a bot serving one cluster honours it).
+	Cluster      string `json:"kc,omitempty"`
+	KafkaCluster string `json:"cluster"`
+	UID          string `json:"uid"`
+	Channel      string `json:"ch"`
+	Thread       string `json:"th"`
+	IssuedAt     int64  `json:"iat"`
+	ExpiresAt    int64  `json:"exp"`
 }
 
 // offerEscalationClear posts, in the thread of a repair whose broker
@@ -76,27 +79,27 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 	}
 	now := b.clock()
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, KubeCluster: b.grantCluster(m), Cluster: ref.Cluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
 	})
 	if err != nil {
-		b.log.Error("signing the clear-escalation button failed", "cluster", ref.Cluster, "error", err)
+		b.log.Error("signing the clear-escalation button failed", "cluster", ref.KafkaCluster, "error", err)
 		return
 	}
 	text := fmt.Sprintf("🛑 Cluster %s is *escalated*: the bot runs no automated repair of any of its brokers until a person clears this. "+
 		"Find the cause first (the controllers' snapshot, the disks); then an approver clears it here, or anyone with cluster access runs %s.",
-		slackview.InlineCode(b.qualified(m, ref.Cluster), 260), slackview.InlineCode("bot escalation clear "+ref.Cluster, 260))
+		slackview.InlineCode(b.qualified(m, ref.KafkaCluster), 260), slackview.InlineCode("bot escalation clear "+ref.KafkaCluster, 260))
 	button := slack.NewButtonBlockElement(actionClearEscalation, token, slackview.Plain("Clear escalation"))
 	button.Style = slack.StyleDanger
 	button.Confirm = slack.NewConfirmationBlockObject(slackview.Plain("Allow automated repairs again?"),
-		slackview.Plain("The bot will again offer automated repairs of "+ref.Cluster+"."), slackview.Plain("Clear escalation"), slackview.Plain("Cancel"))
+		slackview.Plain("The bot will again offer automated repairs of "+ref.KafkaCluster+"."), slackview.Plain("Clear escalation"), slackview.Plain("Cancel"))
 	blocks := []slack.Block{
 		slack.NewSectionBlock(slackview.Mrkdwn(text), nil, nil),
 		slack.NewActionBlock(blockEscalation, button),
 	}
 	rep.setLast(b.poster.Enqueue(rep.key(), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
-			b.log.Error("posting the escalation in the thread failed", "cluster", ref.Cluster, "error", err)
+			b.log.Error("posting the escalation in the thread failed", "cluster", ref.KafkaCluster, "error", err)
 		}
 	}))
 	rep.Wait(ctx)
@@ -131,25 +134,25 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	err := approval.OpenPayload(b.opts.ApprovalSecret, escalationDomain, c.Token, &g)
 	refuse := func(reason, text string) {
 		b.log.Info("escalation decision", "audit", true, "event", "escalation.refused", "reason", reason,
-			"user", c.User, "channel", c.Channel, "kube_cluster", g.KubeCluster, "cluster", g.Cluster)
+			"user", c.User, "channel", c.Channel, "kube_cluster", g.Cluster, "cluster", g.KafkaCluster)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text+" Nothing was changed.")
 	}
 	switch {
-	case err != nil || g.V != 1 || g.Cluster == "" || g.UID == "":
+	case err != nil || g.V != 1 || g.KafkaCluster == "" || g.UID == "":
 		g = escalationGrant{}
 		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered).")
 		return
 	case !b.clock().Before(time.Unix(g.ExpiresAt, 0)):
-		refuse("expired", "This button has expired; run `bot escalation clear "+g.Cluster+"` instead.")
+		refuse("expired", "This button has expired; run `bot escalation clear "+g.KafkaCluster+"` instead.")
 		return
 	case g.Channel != c.Channel:
 		refuse("wrong-origin", "This button belongs to another channel.")
 		return
 	}
-	m, ok := b.memberNamed(g.KubeCluster)
+	m, ok := b.memberNamed(g.Cluster)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+slackview.InlineCode(g.KubeCluster, 80)+").")
+		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+slackview.InlineCode(g.Cluster, 80)+").")
 		return
 	case !m.isApprover(c.User):
 		refuse("not-an-approver", "Only approvers "+b.ofCluster(m)+"may allow automated repairs again. Approvers: "+m.approverList()+".")
@@ -158,20 +161,20 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 		refuse("no-store", "This bot cannot reach the escalation records.")
 		return
 	}
-	ref, err := m.Escalations.ClearEscalation(ctx, g.Cluster, g.UID)
+	ref, err := m.Escalations.ClearEscalation(ctx, g.KafkaCluster, g.UID)
 	if err != nil {
-		b.log.Warn("clearing an escalation failed", "cluster", g.Cluster, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+slackview.InlineCode(g.Cluster, 200)+": "+
+		b.log.Warn("clearing an escalation failed", "cluster", g.KafkaCluster, "user", c.User, "error", err)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+slackview.InlineCode(g.KafkaCluster, 200)+": "+
 			slackview.EscapeTruncate(err.Error(), 500)+". `bot escalation list` shows the records.")
 		return
 	}
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
-		"kube_cluster", m.Name, "cluster", ref.Cluster, "escalated_pod", ref.Pod)
+		"kube_cluster", m.Name, "cluster", ref.KafkaCluster, "escalated_pod", ref.Pod)
 	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
-		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, ref.Cluster), 260))
+		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, ref.KafkaCluster), 260))
 	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
-			b.log.Error("posting the cleared escalation failed", "cluster", ref.Cluster, "error", err)
+			b.log.Error("posting the cleared escalation failed", "cluster", ref.KafkaCluster, "error", err)
 		}
 	})
 	select {

@@ -35,21 +35,21 @@ func (f *fakeEscalations) EscalationFor(_ context.Context, namespace, pod, _ str
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range f.records {
-		if strings.HasPrefix(r.Cluster, namespace+"/") && r.Pod == pod {
+		if strings.HasPrefix(r.KafkaCluster, namespace+"/") && r.Pod == pod {
 			return r, true, nil
 		}
 	}
 	return EscalationRef{}, false, nil
 }
 
-func (f *fakeEscalations) ClearEscalation(_ context.Context, cluster, uid string) (EscalationRef, error) {
+func (f *fakeEscalations) ClearEscalation(_ context.Context, kafkaCluster, uid string) (EscalationRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, ok := f.records[cluster]
+	r, ok := f.records[kafkaCluster]
 	if !ok || r.UID != uid {
 		return EscalationRef{}, errors.New("no such escalation record")
 	}
-	delete(f.records, cluster)
+	delete(f.records, kafkaCluster)
 	f.clears++
 	return r, nil
 }
@@ -67,9 +67,9 @@ func (f *fakeEscalations) count() (records, clears int) {
 // exactly that record and says so in the thread.
 func TestSafety02_ClearEscalationButton(t *testing.T) {
 	esc := &fakeEscalations{records: map[string]EscalationRef{
-		seedNamespace + "/foobar": {Cluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
+		seedNamespace + "/foobar": {KafkaCluster: seedNamespace + "/foobar", UID: "uid-esc-1", Pod: seedPod},
 	}}
-	h := startBot(t, func(o *Options) { o.Repairer = crashingRepairer{}; o.Escalations = esc })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = crashingRepairer{}; o.Clusters[0].Escalations = esc })
 	m := h.diagnose()
 	h.click(m, slackview.ActionApprove, approver)
 	var button slackemu.Message

@@ -49,7 +49,7 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 	}
 	h := startBotOn(t, emu, func(o *Options) {
 		o.AppToken, o.BotToken, o.ApprovalSecret = appToken, botToken, secret
-		o.Repairer = leakyRepairer{err: errors.New(`re-reading kafka/foobar-kafka-broker-0: Internal error occurred: etcdserver: leader changed`)}
+		o.Clusters[0].Repairer = leakyRepairer{err: errors.New(`re-reading kafka/foobar-kafka-broker-0: Internal error occurred: etcdserver: leader changed`)}
 	})
 
 	m := h.diagnose()

@@ -15,45 +15,37 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// Silence is a silence in force, as the sweep stores it.
-type Silence struct {
-	ID string
-	// Key is what it silences: an alert ("namespace/pod/rule"), a pod
-	// ("namespace/pod") or a cluster (the sweep's cluster key).
-	Key       string
-	Until     time.Time
-	By        string
-	CreatedAt time.Time
-	// kc is the Kubernetes cluster whose sweep holds it (set by the bot).
+// clusterSilence is a silence in force with the Kubernetes cluster whose
+// sweep holds it as its End button names it (grantCluster).
+type clusterSilence struct {
+	alert.Silence
 	kc string
 }
 
-// Silencer creates and lists silences (cmd/bot adapts *sweep.Sweeper). It
+// Silencer creates and lists silences (*sweep.Sweeper satisfies it). It
 // must work on every replica, leader or not.
 type Silencer interface {
-	Silence(ctx context.Context, key string, until time.Time, by string) (Silence, error)
+	Silence(ctx context.Context, key string, until time.Time, by string) (alert.Silence, error)
 	// Silences returns the silences in force, newest first.
-	Silences(ctx context.Context) ([]Silence, error)
-	// EndSilence ends silence id now; an error wrapping ErrNoSuchSilence
-	// says no silence in force has that id.
-	EndSilence(ctx context.Context, id, by string) (Silence, error)
+	Silences(ctx context.Context) ([]alert.Silence, error)
+	// EndSilence ends silence id now; an error wrapping
+	// alert.ErrNoSuchSilence says no silence in force has that id.
+	EndSilence(ctx context.Context, id, by string) (alert.Silence, error)
 }
 
-// SweepTrigger runs a full health sweep now (cmd/bot adapts
-// *sweep.Sweeper). It returns an error wrapping ErrNotLeader on a replica
-// that does not lead the sweep.
+// SweepTrigger runs a full health sweep now (*sweep.Sweeper satisfies it).
+// It returns an error wrapping alert.ErrNotLeader on a replica that does
+// not lead the sweep.
 type SweepTrigger interface {
 	SweepNow(ctx context.Context) error
 }
-
-// ErrNotLeader says that this replica does not run the sweep.
-var ErrNotLeader = errors.New("this replica is not the sweep leader")
 
 // silenceChoices are the Silence buttons of an alert, shortest first.
 var silenceChoices = []struct {
@@ -301,8 +293,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
 		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
 		slackview.Date(sil.Until, slackview.DateTime), slackview.InlineCode(sil.ID, 40))
-	sil.kc = m.Name
-	blocks := b.silenceConfirmation(text, sil, c.Channel)
+	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
 	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
@@ -362,39 +353,31 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 // cluster's, each cluster asked at once within LookupTimeout on a bot
 // serving several (one that cannot be read is named).
 func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
-	var list []Silence
-	var problems []string
-	if !b.multi() {
-		var err error
-		if list, err = b.members[0].Silencer.Silences(ctx); err != nil {
-			b.log.Error("listing silences failed", "error", err)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+slackview.EscapeTruncate(err.Error(), 500))
-			return
+	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]alert.Silence, error) {
+		if m.Silencer == nil {
+			return nil, nil
 		}
-	} else {
-		results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]Silence, error) {
-			if m.Silencer == nil {
-				return nil, nil
-			}
-			return m.Silencer.Silences(ctx)
-		}, func(error) bool { return false })
-		for _, r := range results {
-			switch {
-			case r.unreachable != "":
-				problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, slackview.EscapeTruncate(r.unreachable, 200)))
-			case r.err != nil:
-				problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 200)))
-			}
-			for _, sil := range r.val {
-				sil.kc = r.m.Name
-				sil.Key = r.m.Name + ": " + sil.Key
-				list = append(list, sil)
-			}
-		}
+		return m.Silencer.Silences(ctx)
+	}, func(error) bool { return false })
+	if r := results[0]; !b.multi() && r.err != nil {
+		b.log.Error("listing silences failed", "error", r.err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+slackview.EscapeTruncate(r.err.Error(), 500))
+		return
 	}
-	for i := range list {
-		if list[i].kc == "" {
-			list[i].kc = b.members[0].Name
+	var list []clusterSilence
+	var problems []string
+	for _, r := range results {
+		switch {
+		case r.unreachable != "":
+			problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, slackview.EscapeTruncate(r.unreachable, 200)))
+		case r.err != nil:
+			problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 200)))
+		}
+		for _, sil := range r.val {
+			if b.multi() { // each silence names its cluster
+				sil.Key = r.m.Name + ": " + sil.Key
+			}
+			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.m)})
 		}
 	}
 	now := b.clock()
@@ -413,7 +396,7 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 }
 
 // silencesText lists silences, one a line, within a message's size.
-func silencesText(list []Silence, now time.Time) string {
+func silencesText(list []clusterSilence, now time.Time) string {
 	if len(list) == 0 {
 		return "🔔 No silences are in force: every alert is posted."
 	}
@@ -454,7 +437,7 @@ func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
 	var notLeader, failed, swept []string
 	for _, o := range out {
 		switch {
-		case errors.Is(o.err, ErrNotLeader):
+		case errors.Is(o.err, alert.ErrNotLeader):
 			notLeader = append(notLeader, "`"+o.m.Name+"`")
 		case o.err != nil:
 			b.log.Error("sweep on request failed", "user", s.User, "cluster", o.m.Name, "error", o.err)

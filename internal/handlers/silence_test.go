@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
@@ -22,7 +23,7 @@ func TestSilenceClickByApprover(t *testing.T) {
 	h.waitFor("the silence in the thread", func() bool { return len(h.emu.Thread(alertChan, m.TS)) == 2 })
 
 	calls := h.silencer.calls()
-	want := Silence{ID: "sil0", Key: seedNamespace + "/" + seedPod, Until: h.clock.Now().Add(24 * time.Hour), By: approver}
+	want := alert.Silence{ID: "sil0", Key: seedNamespace + "/" + seedPod, Until: h.clock.Now().Add(24 * time.Hour), By: approver}
 	if len(calls) != 1 || calls[0] != want {
 		t.Fatalf("Silencer calls %+v, want [%+v]", calls, want)
 	}
@@ -185,11 +186,11 @@ func TestSilenceTokens(t *testing.T) {
 func TestSilencesCommand(t *testing.T) {
 	tests := []struct {
 		name string
-		list []Silence
+		list []alert.Silence
 		want []string
 	}{
 		{"none", nil, []string{"No silences are in force"}},
-		{"two", []Silence{
+		{"two", []alert.Silence{
 			{ID: "abc123", Key: "kafka/foobar-kafka-broker-0", Until: time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC), By: approver},
 			{ID: "def456", Key: "cluster:kafka/foobar", Until: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC), By: approver},
 		}, []string{"2 silence(s) in force", "`kafka/foobar-kafka-broker-0` until 2026-11-30 17:00 UTC (24h0m0s left), by <@" + approver + ">",
@@ -217,7 +218,7 @@ func TestSweepCommand(t *testing.T) {
 		want string
 	}{
 		{"leader", nil, "Swept every Kafka pod. New alerts, if any, are in <#" + alertChan + ">"},
-		{"follower", fmt.Errorf("sweep: %w", ErrNotLeader), "does not lead the sweep"},
+		{"follower", fmt.Errorf("sweep: %w", alert.ErrNotLeader), "does not lead the sweep"},
 		{"failure", errors.New("informer not synced"), "The sweep failed: informer not synced"},
 	}
 	for _, tt := range tests {

@@ -93,7 +93,7 @@ func assertRepairThread(t *testing.T, h *harness, m slackemu.Message, steps []st
 func TestFaultSocketClosedMidRepair(t *testing.T) {
 	t.Parallel()
 	r := newPausingRepairer(faultSteps, 3)
-	h := startBot(t, func(o *Options) { o.Repairer = r })
+	h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = r })
 	m := h.diagnose()
 	h.click(m, slackview.ActionApprove, approver)
 	<-r.paused
@@ -207,7 +207,7 @@ func TestFaultWebAPIRateLimitedEveryThirdCall(t *testing.T) {
 	r := newPausingRepairer(steps, 0)
 	h := startBot(t, func(o *Options) {
 		o.HTTPClient = &http.Client{Transport: limiter, Timeout: 30 * time.Second}
-		o.Repairer = r
+		o.Clusters[0].Repairer = r
 	})
 	m := h.diagnose()
 	h.click(m, slackview.ActionApprove, approver)
@@ -241,7 +241,7 @@ func TestFaultWebAPIServerErrors(t *testing.T) {
 			t.Parallel()
 			steps := faultSteps[:2]
 			r := newPausingRepairer(steps, 0)
-			h := startBot(t, func(o *Options) { o.Repairer = r })
+			h := startBot(t, func(o *Options) { o.Clusters[0].Repairer = r })
 			h.emu.InjectFault("chat.postMessage", slackemu.Fault{Status: status, Times: 2})
 			m := h.diagnose()
 			if n := len(h.emu.Messages(channel)); n != 1 {
@@ -329,7 +329,7 @@ func TestFaultInvalidTokens(t *testing.T) {
 			defer emu.Close()
 			logs := &logging.Buffer{}
 			bot, err := New(Options{AppToken: tc.appToken, BotToken: tc.botToken, APIURL: emu.APIURL(),
-				ApprovalSecret: testSecret, Cluster: newFakeCluster(t), Diagnoser: seedDiagnoser{},
+				ApprovalSecret: testSecret, Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{},
 				Logger: newJSONLogger(logs)})
 			if err != nil {
 				t.Fatal(err)

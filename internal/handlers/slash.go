@@ -83,7 +83,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		return
 	}
 	m := b.members[0]
-	pods, err := m.Cluster.KafkaPods(ctx)
+	pods, err := m.Reader.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.CannotListPods(err.Error()))
@@ -112,7 +112,7 @@ func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Blo
 // runFleetStatus is /kafka status on a bot serving several clusters.
 func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
-		return m.Cluster.KafkaPods(ctx)
+		return m.Reader.KafkaPods(ctx)
 	}, func(error) bool { return false })
 	clusters := make([]slackview.ClusterPods, len(results))
 	for i, r := range results {

@@ -17,7 +17,7 @@ func TestStatusShowsTheRepairNotice(t *testing.T) {
 		notice string
 		want   bool
 	}{{notice, true}, {"", false}} {
-		h := startBot(t, func(o *Options) { o.RepairNotice = func() string { return tc.notice } })
+		h := startBot(t, func(o *Options) { o.Clusters[0].RepairNotice = func() string { return tc.notice } })
 		h.slash(requester, channel, "status")
 		h.waitFor("the status", func() bool { return len(h.emu.Messages(channel)) == 1 })
 		msg := h.emu.Messages(channel)[0]

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -24,6 +25,12 @@ type target struct {
 	unchecked []string
 }
 
+// lookup is what a cluster answered about a pod name.
+type lookup struct {
+	status diagnose.Snapshot
+	read   func(context.Context) (diagnose.Snapshot, error)
+}
+
 // answeredLookup reports whether a ResolvePod error still means the cluster
 // answered (no such pod, or several).
 func answeredLookup(err error) bool {
@@ -33,7 +40,8 @@ func answeredLookup(err error) bool {
 // resolveTarget finds the pod cmd names. A command naming its cluster
 // (`CLUSTER/NAMESPACE/POD`, or `CLUSTER/POD` when the first segment is a
 // cluster's name) asks that cluster only and never waits on another. A
-// bot serving one cluster asks it as before. Otherwise every reachable
+// bot serving one cluster asks it within the command's own time (see
+// asking). Otherwise every reachable
 // cluster is asked at once, each within LookupTimeout: one match is the
 // target; several get a reply listing each as cluster/namespace/pod, with
 // no buttons (never a guess); none says so and names the clusters that
@@ -48,47 +56,33 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 		m = b.members[0]
 	}
 	if m != nil {
-		lctx := ctx
-		if b.multi() {
-			// The name lookup (one pod list) is bounded like a search's, so a
-			// cluster that hangs answers its own commands within
-			// LookupTimeout too; reading the pod then has the command's time.
-			var cancel context.CancelFunc
-			lctx, cancel = context.WithTimeout(ctx, b.opts.LookupTimeout)
-			defer cancel()
+		find := func(ctx context.Context) (lookup, error) {
+			status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
+			return lookup{status, read}, err
 		}
-		status, read, err := m.Cluster.ResolvePod(lctx, ns, cmd.Pod)
-		if err != nil {
-			if b.multi() {
-				switch {
-				case answeredLookup(err):
-					err = fmt.Errorf("cluster %s: %w", m.Name, err)
-				case ctx.Err() != nil: // the command itself ended: not the cluster's fault
-				default:
-					if lctx.Err() != nil {
-						err = fmt.Errorf("no answer within %s", b.opts.LookupTimeout)
-					}
-					m.breaker.Failure(shortReason(err))
-					err = fmt.Errorf("cluster %s cannot be reached (%w)", m.Name, err)
-				}
+		// The name lookup (one pod list) is bounded like a search's, and its
+		// verdict goes to the cluster's breaker, so a cluster that hangs
+		// answers its own commands within LookupTimeout too; reading the
+		// pod then has the command's time.
+		found := fleet.Call(ctx, b.asking(answeredLookup), m.breaker, find)
+		if err := found.Err; err != nil {
+			switch {
+			case !b.multi(), ctx.Err() != nil: // the command itself ended: not the cluster's fault
+			case found.Unreachable == "": // it answered: no such pod, or several
+				err = fmt.Errorf("cluster %s: %w", m.Name, err)
+			default:
+				err = fmt.Errorf("cluster %s cannot be reached (%w)", m.Name, err)
 			}
 			b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "cluster", m.Name,
 				"namespace", ns, "pod", cmd.Pod, "error", err)
 			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+slackview.EscapeTruncate(err.Error(), 1500))
 			return target{}, false
 		}
-		if b.multi() {
-			m.breaker.Success()
-		}
-		return target{m: m, status: status, read: read}, true
+		return target{m: m, status: found.Val.status, read: found.Val.read}, true
 	}
 
-	type lookup struct {
-		status diagnose.Snapshot
-		read   func(context.Context) (diagnose.Snapshot, error)
-	}
 	results := eachCluster(ctx, b, func(ctx context.Context, m *member) (lookup, error) {
-		status, read, err := m.Cluster.ResolvePod(ctx, ns, cmd.Pod)
+		status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
 		return lookup{status, read}, err
 	}, answeredLookup)
 	var matches, ambiguous, unchecked, checked []string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -20,10 +21,6 @@ import (
 // confirmation in the alert's thread and on each line of /kafka silences.
 // The button's value is a signed grant naming the silence, the channel it
 // may be clicked in and its expiry (the silence's own end).
-
-// ErrNoSuchSilence says that no silence in force has the ID given
-// (Silencer.EndSilence wraps it).
-var ErrNoSuchSilence = errors.New("no silence in force has this id")
 
 // actionUnsilence is the End silence button's action_id.
 const actionUnsilence = "kafkabot.unsilence"
@@ -47,13 +44,9 @@ type unsilenceGrant struct {
 
 // endSilenceButton returns the End silence button for sil, clickable in
 // channel until the silence ends, or nil when signing fails.
-func (b *Bot) endSilenceButton(sil Silence, channel string) *slack.ButtonBlockElement {
-	kc := sil.kc
-	if !b.multi() {
-		kc = "" // see grantCluster
-	}
+func (b *Bot) endSilenceButton(sil clusterSilence, channel string) *slack.ButtonBlockElement {
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, unsilenceDomain,
-		unsilenceGrant{V: 1, KC: kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
+		unsilenceGrant{V: 1, KC: sil.kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
 	if err != nil {
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
@@ -84,7 +77,7 @@ func verifyUnsilence(secret []byte, token string, now time.Time) (unsilenceGrant
 
 // silenceConfirmation is the thread reply saying a silence was set, with
 // its End silence button.
-func (b *Bot) silenceConfirmation(text string, sil Silence, channel string) []slack.Block {
+func (b *Bot) silenceConfirmation(text string, sil clusterSilence, channel string) []slack.Block {
 	blocks := []slack.Block{slackview.Section("kafkabot.silenced", text)}
 	if btn := b.endSilenceButton(sil, channel); btn != nil {
 		blocks = append(blocks, slack.NewActionBlock("kafkabot.silenced.actions", btn))
@@ -94,7 +87,7 @@ func (b *Bot) silenceConfirmation(text string, sil Silence, channel string) []sl
 
 // silencesBlocks lists silences with an End silence button each, within
 // Slack's block count; the text fallback is silencesText.
-func (b *Bot) silencesBlocks(list []Silence, channel string, now time.Time) []slack.Block {
+func (b *Bot) silencesBlocks(list []clusterSilence, channel string, now time.Time) []slack.Block {
 	if len(list) == 0 {
 		return nil
 	}
@@ -152,7 +145,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 	}
 	sil, err := m.Silencer.EndSilence(ctx, g.ID, c.User)
 	switch {
-	case errors.Is(err, ErrNoSuchSilence):
+	case errors.Is(err, alert.ErrNoSuchSilence):
 		refuse("not-in-force", "This silence is no longer in force (it ended, or someone ended it). Nothing was changed.")
 		return
 	case err != nil:

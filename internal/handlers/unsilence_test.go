@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -83,7 +84,7 @@ func TestEndSilenceEarly(t *testing.T) {
 func TestSilencesListOffersEnd(t *testing.T) {
 	h := startAlertBot(t)
 	until := h.clock.Now().Add(24 * time.Hour)
-	h.silencer.set([]Silence{{ID: "abc123", Key: "kafka/foobar-kafka-broker-0", Until: until, By: approver}}, nil)
+	h.silencer.set([]alert.Silence{{ID: "abc123", Key: "kafka/foobar-kafka-broker-0", Until: until, By: approver}}, nil)
 	h.slash(stranger, channel, "silences")
 	e := h.ephemeral(channel, stranger, "1 silence(s) in force")
 	if p := validateBlocksJSON(e.Blocks); len(p) > 0 {

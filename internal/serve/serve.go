@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -84,7 +83,8 @@ type Options struct {
 	Logger *slog.Logger
 	// StartupTimeout bounds each cluster's admission self-check at start on
 	// a bot serving several clusters, where Run runs them in the background
-	// (default 30 s; a single cluster's runs in New, unbounded, as before).
+	// (default 30 s; a single cluster's runs in New, unbounded, so the bot
+	// starts with its repairs' guard decided).
 	StartupTimeout time.Duration
 	// LookupTimeout and BreakerPeriod: handlers.Options' (0: defaults).
 	LookupTimeout time.Duration
@@ -139,8 +139,9 @@ type served struct {
 const DefaultStartupTimeout = 30 * time.Second
 
 // LeaderLeaseName is the sweep leader Lease of cluster name, in the home
-// cluster: `kafkabot-leader` for a single cluster (as before issue 15),
-// `kafkabot-leader-<name>` for each of several.
+// cluster: `kafkabot-leader` for a single cluster (the name deployments
+// serving one cluster already hold), `kafkabot-leader-<name>` for each of
+// several.
 func LeaderLeaseName(name string, multi bool) string {
 	if !multi {
 		return sweep.DefaultLeaseName
@@ -149,8 +150,9 @@ func LeaderLeaseName(name string, multi bool) string {
 }
 
 // New builds the server: it checks the options and builds every cluster's
-// clients. With one cluster it runs the admission self-check, as before
-// issue 15; with several, Run does. It connects to nothing else.
+// clients. With one cluster it runs the admission self-check itself; with
+// several, Run does, in the background, so one slow cluster does not hold
+// the others. It connects to nothing else.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	cfg := opts.Settings
 	switch {
@@ -243,7 +245,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		sc := &served{name: c.Name, namespaces: namespacesOf(c, cfg), client: client,
 			guard: guard.New(client, repairer, repairer, cfg.AcceptNoPolicy, clog), checked: make(chan struct{})}
 		member := handlers.ClusterOptions{
-			Name: c.Name, Cluster: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
+			Name: c.Name, Reader: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions([]byte(cfg.ApprovalSecret)), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 			Approvers: c.Approvers,
 		}
@@ -252,7 +254,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			sc.guard.SetRetry(opts.ResumeRetryBase, cmp.Or(opts.ResumeRetryMax, opts.ResumeRetryBase))
 		}
 		if multi {
-			member.Cluster = classified{client}
+			member.Reader = classified{client}
 			// Interrupted repairs resume only after this cluster's
 			// self-check (which Run starts), as with one cluster.
 			member.Resumer = afterCheck{sc}
@@ -260,14 +262,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		member.Resumer = retryingResumer{inner: member.Resumer, cluster: c.Name, log: clog,
 			base: cmp.Or(opts.ResumeRetryBase, DefaultResumeRetryBase), max: cmp.Or(opts.ResumeRetryMax, DefaultResumeRetryMax)}
 		if alerts != nil {
-			notifier := alerts
-			if multi {
-				notifier = alerts.ForCluster(c.Name)
-			}
+			notifier := alerts.ForCluster(c.Name)
 			sc.sweeper, err = sweep.New(sweep.Options{
 				Client:           client,
 				Engine:           engine,
-				Notifier:         alerting.NewNotifier(notifier),
+				Notifier:         notifier,
 				Schedule:         cfg.SweepSchedule,
 				RepeatInterval:   cfg.RepeatInterval,
 				ResolveGrace:     cfg.ResolveGrace,
@@ -286,7 +285,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			if err != nil {
 				return nil, fmt.Errorf("health sweep of cluster %s: %w", c.Name, err)
 			}
-			member.Silencer, member.Sweeper = alerting.NewControl(sc.sweeper), alerting.NewControl(sc.sweeper)
+			member.Silencer, member.Sweeper = sc.sweeper, sc.sweeper
 			sweeper := sc.sweeper
 			metrics.TrackSweep(c.Name, func() bool { return sweeper.NotRunning() == "" }, sweeper.Leading)
 			member.RepairNotice = statusNotice(sc.guard.Notice, sc.sweeper.NotRunning)
@@ -296,7 +295,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		members = append(members, member)
 	}
 	if !multi {
-		// As before issue 15: the check runs before the bot is built.
+		// The only cluster's check runs before the bot is built.
 		s.clusters[0].guard.Startup(ctx, s.clusters[0].namespaces)
 		close(s.clusters[0].checked)
 	}
@@ -326,18 +325,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Alerts:            alerts,
 		LookupTimeout:     opts.LookupTimeout,
 		BreakerPeriod:     opts.BreakerPeriod,
+		Clusters:          members,
 	}
-	if multi {
-		botOpts.Clusters = members
-	} else {
-		m := members[0]
-		botOpts.ClusterName, botOpts.Cluster, botOpts.Repairer, botOpts.Resumer = m.Name, m.Cluster, m.Repairer, m.Resumer
-		botOpts.RepairNotice, botOpts.Decisions, botOpts.Escalations = m.RepairNotice, m.Decisions, m.Escalations
-		botOpts.Silencer, botOpts.Sweeper = m.Silencer, m.Sweeper
-		botOpts.ApprovalChannels = append(append([]string(nil), cfg.ApprovalChannels...), m.ApprovalChannels...)
-		if len(m.Approvers) > 0 { // the only cluster's own approvers replace APPROVERS
-			botOpts.Approvers = m.Approvers
-		}
+	if !multi && len(members[0].Approvers) > 0 {
+		// The only cluster's own approvers replace APPROVERS for the
+		// bot's cluster-less decisions too (silences).
+		botOpts.Approvers = members[0].Approvers
 	}
 	if opts.Bot != nil {
 		opts.Bot(&botOpts)
@@ -350,6 +343,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// The Slack side and the sweep speak the same alert model (internal/alert),
+// so each serves the other as it is.
+var (
+	_ sweep.Notifier        = (*handlers.AlertNotifier)(nil)
+	_ handlers.Silencer     = (*sweep.Sweeper)(nil)
+	_ handlers.SweepTrigger = (*sweep.Sweeper)(nil)
+	_ amreceiver.Sink       = (*sweep.Sweeper)(nil)
+)
 
 // statusNotice is the line /kafka status shows under a cluster: whether its
 // repairs can run (repairs) and, when its health sweep cannot run, why

@@ -10,26 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
-)
-
-// Reason is how the sweep noticed that a pod is unhealthy.
-type Reason string
-
-// Detection reasons, in the order they are checked.
-const (
-	// ReasonCrashLoop: a container waits in CrashLoopBackOff.
-	ReasonCrashLoop Reason = "CrashLoopBackOff"
-	// ReasonOOMKilled: a container was OOM-killed within the restart window.
-	ReasonOOMKilled Reason = "OOMKilled"
-	// ReasonRestarts: the pod restarted more than the threshold within the window.
-	ReasonRestarts Reason = "FrequentRestarts"
 )
 
 // Detection is what Detector.Observe concluded about one pod.
 type Detection struct {
 	// Reason is "" when the pod shows none of the detected failures.
-	Reason Reason
+	Reason alert.Reason
 	// Container is the container the reason is about.
 	Container string
 	// Detail says the reason for people.
@@ -79,23 +67,23 @@ func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
 
 	kafka := kube.KafkaContainerName(pod)
 	for _, cs := range preferContainer(statuses, kafka) {
-		if w := cs.State.Waiting; w != nil && w.Reason == string(ReasonCrashLoop) {
-			det.Reason, det.Container = ReasonCrashLoop, cs.Name
+		if w := cs.State.Waiting; w != nil && w.Reason == string(alert.ReasonCrashLoop) {
+			det.Reason, det.Container = alert.ReasonCrashLoop, cs.Name
 			det.Detail = fmt.Sprintf("container %s is in CrashLoopBackOff after %d restarts", cs.Name, cs.RestartCount)
 			return det
 		}
 	}
 	for _, cs := range preferContainer(statuses, kafka) {
 		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t != nil && t.Reason == string(ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
-				det.Reason, det.Container = ReasonOOMKilled, cs.Name
+			if t != nil && t.Reason == string(alert.ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
+				det.Reason, det.Container = alert.ReasonOOMKilled, cs.Name
 				det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
 				return det
 			}
 		}
 	}
 	if d.RestartThreshold > 0 && restarts > int32(d.RestartThreshold) {
-		det.Reason, det.Container = ReasonRestarts, kafka
+		det.Reason, det.Container = alert.ReasonRestarts, kafka
 		det.Detail = fmt.Sprintf("restarted %d times within %v", restarts, d.RestartWindow)
 	}
 	return det

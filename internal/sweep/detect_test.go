@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 )
 
 func TestDetector(t *testing.T) {
@@ -36,15 +38,15 @@ func TestDetector(t *testing.T) {
 	tests := []struct {
 		name          string
 		steps         []step
-		want          Reason
+		want          alert.Reason
 		wantContainer string
 	}{
 		{"healthy", []step{{0, nil}}, "", ""},
-		{"crash loop", []step{{0, func(p *corev1.Pod) { *p = *crashLooping(p, 4, t0) }}}, ReasonCrashLoop, "kafka"},
-		{"init container crash loop", []step{{0, initCrash}}, ReasonCrashLoop, "init-config"},
-		{"recent OOMKilled", []step{{0, oom(t0.Add(-time.Minute))}}, ReasonOOMKilled, "kafka"},
+		{"crash loop", []step{{0, func(p *corev1.Pod) { *p = *crashLooping(p, 4, t0) }}}, alert.ReasonCrashLoop, "kafka"},
+		{"init container crash loop", []step{{0, initCrash}}, alert.ReasonCrashLoop, "init-config"},
+		{"recent OOMKilled", []step{{0, oom(t0.Add(-time.Minute))}}, alert.ReasonOOMKilled, "kafka"},
 		{"old OOMKilled", []step{{0, oom(t0.Add(-time.Hour))}}, "", ""},
-		{"4 restarts in 9m", []step{{0, restarts(1)}, {3 * time.Minute, restarts(3)}, {6 * time.Minute, restarts(5)}}, ReasonRestarts, "kafka"},
+		{"4 restarts in 9m", []step{{0, restarts(1)}, {3 * time.Minute, restarts(3)}, {6 * time.Minute, restarts(5)}}, alert.ReasonRestarts, "kafka"},
 		{"3 restarts in 9m is not more than 3", []step{{0, restarts(1)}, {9 * time.Minute, restarts(4)}}, "", ""},
 		{"restarts spread over an hour", []step{{0, restarts(1)}, {20 * time.Minute, restarts(3)}, {20 * time.Minute, restarts(5)}, {20 * time.Minute, restarts(7)}}, "", ""},
 		{"first sight of a pod with many restarts", []step{{0, restarts(50)}}, "", ""},

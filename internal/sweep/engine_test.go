@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
@@ -73,7 +74,7 @@ func TestRealEngineAlertsAndRealertsOnNewCause(t *testing.T) {
 	if second.Rule != "lost-and-found-dir" || second.Key == first.Key {
 		t.Errorf("second alert %s, want a lost-and-found-dir alert of its own", second.Key)
 	}
-	if r := e.notes.of("resolve"); len(r) != 1 || r[0].alert.Key != first.Key || r[0].alert.Resolution != ResolutionSuperseded {
+	if r := e.notes.of("resolve"); len(r) != 1 || r[0].alert.Key != first.Key || r[0].alert.Resolution != alert.ResolutionSuperseded {
 		t.Errorf("resolutions %+v, want the first alert superseded", r)
 	}
 }

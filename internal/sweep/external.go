@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -22,42 +23,6 @@ type externalHint struct {
 	source, sourceAlert string
 }
 
-// ExternalAlert is an alert about one pod raised outside the bot, e.g. by
-// Prometheus Alertmanager (KubePodCrashLooping).
-type ExternalAlert struct {
-	Namespace string
-	Pod       string
-	// Firing is false when the external alert resolved.
-	Firing bool
-	// Channel is the Slack channel to post to ("" = the notifier's own);
-	// the caller checks that the bot may post approvals there.
-	Channel string
-	// Source names the system that raised the alert ("Alertmanager") and
-	// SourceAlert the alert's name there ("KubePodCrashLooping"), so the
-	// message says where it came from; "" for both means the health sweep.
-	Source, SourceAlert string
-}
-
-// ExternalOutcome says what the sweep did with an external alert.
-type ExternalOutcome string
-
-// Outcomes of External.
-const (
-	// ExternalUnknownPod: the pod is not a Kafka pod the sweep watches
-	// (another namespace, not matched by the Kafka selector, or gone).
-	ExternalUnknownPod ExternalOutcome = "unknown-pod"
-	// ExternalFiring: the pod's alert fires (posted now, or already posted).
-	ExternalFiring ExternalOutcome = "firing"
-	// ExternalSilenced: the pod's alert fires but a silence hides it.
-	ExternalSilenced ExternalOutcome = "silenced"
-	// ExternalHealthy: the sweep sees nothing wrong with the pod now, so
-	// nothing is posted (or, for a resolved alert, the alert is resolved).
-	ExternalHealthy ExternalOutcome = "healthy"
-	// ExternalStillFiring: the external alert resolved but the pod is still
-	// unhealthy; the sweep's alert stays open.
-	ExternalStillFiring ExternalOutcome = "still-firing"
-)
-
 // External feeds an external alert into the sweep's own alert pipeline, so
 // that it shares the sweep's alert state: one alert per (pod, rule)
 // whichever side saw the crash first, never two posts for one crash.
@@ -68,13 +33,13 @@ const (
 // alert evaluates it again: its alert resolves at once when the pod is
 // Ready (or gone), without the resolve grace, and stays open while the pod
 // is still unhealthy. Only the leader acts; elsewhere External returns
-// ErrNotLeader (the caller should make the sender retry).
-func (s *Sweeper) External(ctx context.Context, a ExternalAlert) (ExternalOutcome, error) {
+// alert.ErrNotLeader (the caller should make the sender retry).
+func (s *Sweeper) External(ctx context.Context, a alert.External) (alert.ExternalOutcome, error) {
 	k := kube.PodKey{Namespace: a.Namespace, Name: a.Pod}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st == nil || s.leaderCtx == nil || s.leaderCtx.Err() != nil {
-		return "", ErrNotLeader
+		return "", alert.ErrNotLeader
 	}
 	_, known := s.pods.Get(k)
 	open := false
@@ -86,7 +51,7 @@ func (s *Sweeper) External(ctx context.Context, a ExternalAlert) (ExternalOutcom
 	}
 	if !known && !open {
 		delete(s.external, k)
-		return ExternalUnknownPod, nil
+		return alert.ExternalUnknownPod, nil
 	}
 	var resolved map[kube.PodKey]bool
 	if a.Firing {
@@ -100,18 +65,18 @@ func (s *Sweeper) External(ctx context.Context, a ExternalAlert) (ExternalOutcom
 		return "", fmt.Errorf("external alert for %s: %w", k, err)
 	}
 	now := s.clock.Now()
-	outcome := ExternalHealthy
+	outcome := alert.ExternalHealthy
 	for _, r := range s.st.Alerts {
 		if !r.firing() || r.Namespace != a.Namespace || r.Pod != a.Pod {
 			continue
 		}
 		switch {
 		case !a.Firing:
-			outcome = ExternalStillFiring
+			outcome = alert.ExternalStillFiring
 		case s.st.silencedBy(r, now) != nil:
-			outcome = ExternalSilenced
+			outcome = alert.ExternalSilenced
 		default:
-			return ExternalFiring, nil
+			return alert.ExternalFiring, nil
 		}
 	}
 	return outcome, nil

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 const routedChannel = "C0ROUTED"
 
 // external calls s.External and fails the test on error.
-func external(t *testing.T, s *Sweeper, a ExternalAlert) ExternalOutcome {
+func external(t *testing.T, s *Sweeper, a alert.External) alert.ExternalOutcome {
 	t.Helper()
 	out, err := s.External(context.Background(), a)
 	if err != nil {
@@ -37,9 +38,9 @@ func TestExternalAfterSweepPostsNothingMore(t *testing.T) {
 	settle(t, s)
 
 	for range 3 { // Alertmanager repeats and retries
-		if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
-			Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != ExternalFiring {
-			t.Fatalf("outcome %q, want %q", out, ExternalFiring)
+		if out := external(t, s, alert.External{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
+			Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != alert.ExternalFiring {
+			t.Fatalf("outcome %q, want %q", out, alert.ExternalFiring)
 		}
 	}
 	sweepNow(t, s)
@@ -75,9 +76,9 @@ func TestExternalFirstThenSweep(t *testing.T) {
 		t.Fatalf("the watch path notified before the test released it (%d)", n)
 	}
 
-	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
-		Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != ExternalFiring {
-		t.Fatalf("outcome %q, want %q", out, ExternalFiring)
+	if out := external(t, s, alert.External{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel,
+		Source: "Alertmanager", SourceAlert: "KubePodCrashLooping"}); out != alert.ExternalFiring {
+		t.Fatalf("outcome %q, want %q", out, alert.ExternalFiring)
 	}
 	got := e.notes.of("notify")
 	if len(got) != 1 || got[0].alert.Channel != routedChannel || len(got[0].alert.Findings) == 0 {
@@ -117,8 +118,8 @@ func TestExternalResolved(t *testing.T) {
 		t.Fatalf("first sweep notified %d times, want 1", n)
 	}
 
-	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0"}); out != ExternalStillFiring {
-		t.Fatalf("resolved while crash-looping: outcome %q, want %q", out, ExternalStillFiring)
+	if out := external(t, s, alert.External{Namespace: testNS, Pod: "kafka-broker-0"}); out != alert.ExternalStillFiring {
+		t.Fatalf("resolved while crash-looping: outcome %q, want %q", out, alert.ExternalStillFiring)
 	}
 	if r := e.notes.of("resolve"); len(r) != 0 {
 		t.Fatalf("an alert of a pod still crash-looping was resolved: %+v", r)
@@ -129,11 +130,11 @@ func TestExternalResolved(t *testing.T) {
 	if r := e.notes.of("resolve"); len(r) != 0 {
 		t.Fatalf("resolved inside the grace without Alertmanager: %+v", r)
 	}
-	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0"}); out != ExternalHealthy {
-		t.Fatalf("outcome %q, want %q", out, ExternalHealthy)
+	if out := external(t, s, alert.External{Namespace: testNS, Pod: "kafka-broker-0"}); out != alert.ExternalHealthy {
+		t.Fatalf("outcome %q, want %q", out, alert.ExternalHealthy)
 	}
 	r := e.notes.of("resolve")
-	if len(r) != 1 || r[0].alert.Resolution != ResolutionRecovered || r[0].ref != e.notes.of("notify")[0].ref {
+	if len(r) != 1 || r[0].alert.Resolution != alert.ResolutionRecovered || r[0].ref != e.notes.of("notify")[0].ref {
 		t.Fatalf("resolutions %+v, want the alert's message resolved, recovered", r)
 	}
 }
@@ -144,13 +145,13 @@ func TestExternalIgnored(t *testing.T) {
 	e := newEnv(t, brokerPod("kafka-broker-0"))
 	s, _ := e.start(e.options("bot-a"), true)
 	for _, tc := range []struct {
-		a    ExternalAlert
-		want ExternalOutcome
+		a    alert.External
+		want alert.ExternalOutcome
 	}{
-		{ExternalAlert{Namespace: testNS, Pod: "web-0", Firing: true}, ExternalUnknownPod},
-		{ExternalAlert{Namespace: "other", Pod: "kafka-broker-0", Firing: true}, ExternalUnknownPod},
-		{ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true}, ExternalHealthy},
-		{ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0"}, ExternalHealthy},
+		{alert.External{Namespace: testNS, Pod: "web-0", Firing: true}, alert.ExternalUnknownPod},
+		{alert.External{Namespace: "other", Pod: "kafka-broker-0", Firing: true}, alert.ExternalUnknownPod},
+		{alert.External{Namespace: testNS, Pod: "kafka-broker-0", Firing: true}, alert.ExternalHealthy},
+		{alert.External{Namespace: testNS, Pod: "kafka-broker-0"}, alert.ExternalHealthy},
 	} {
 		if out := external(t, s, tc.a); out != tc.want {
 			t.Errorf("External(%+v) = %q, want %q", tc.a, out, tc.want)
@@ -164,7 +165,7 @@ func TestExternalIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := follower.External(context.Background(), ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true}); !errors.Is(err, ErrNotLeader) {
+	if _, err := follower.External(context.Background(), alert.External{Namespace: testNS, Pod: "kafka-broker-0", Firing: true}); !errors.Is(err, alert.ErrNotLeader) {
 		t.Errorf("follower: err %v, want ErrNotLeader", err)
 	}
 }
@@ -178,8 +179,8 @@ func TestRoutedAlertIsNotGrouped(t *testing.T) {
 	opts.GroupWait = time.Hour
 	s, _ := e.start(opts, true)
 	// Alertmanager names a channel while the pod still looks healthy.
-	if out := external(t, s, ExternalAlert{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel}); out != ExternalHealthy {
-		t.Fatalf("outcome %q, want %q", out, ExternalHealthy)
+	if out := external(t, s, alert.External{Namespace: testNS, Pod: "kafka-broker-0", Firing: true, Channel: routedChannel}); out != alert.ExternalHealthy {
+		t.Fatalf("outcome %q, want %q", out, alert.ExternalHealthy)
 	}
 	for _, p := range []string{"kafka-broker-0", "kafka-broker-1", "kafka-broker-2"} {
 		e.update(crashLooping(brokerPod(p), 4, t0))

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/fakeapi"
@@ -126,10 +127,10 @@ func lostFoundFinding() diagnose.Finding {
 // sent is one call the recorder received.
 type sent struct {
 	kind  string // notify, group, resolve, resolve-group, summary
-	ref   MessageRef
-	alert Alert
-	group Group
-	sum   Summary
+	ref   alert.MessageRef
+	alert alert.Alert
+	group alert.Group
+	sum   alert.Summary
 }
 
 // recorder is a Notifier that records calls; refs are numbered messages.
@@ -139,36 +140,36 @@ type recorder struct {
 	log  []sent
 }
 
-func (r *recorder) add(s sent) MessageRef {
+func (r *recorder) add(s sent) alert.MessageRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.kind == "notify" || s.kind == "group" && s.ref.IsZero() {
 		r.next++
-		s.ref = MessageRef{Channel: "CALERTS", TS: fmt.Sprintf("1700000000.%06d", r.next)}
+		s.ref = alert.MessageRef{Channel: "CALERTS", TS: fmt.Sprintf("1700000000.%06d", r.next)}
 	}
 	r.log = append(r.log, s)
 	return s.ref
 }
 
-func (r *recorder) Notify(_ context.Context, a Alert) (MessageRef, error) {
+func (r *recorder) Notify(_ context.Context, a alert.Alert) (alert.MessageRef, error) {
 	return r.add(sent{kind: "notify", alert: a}), nil
 }
 
-func (r *recorder) NotifyGroup(_ context.Context, g Group) (MessageRef, error) {
+func (r *recorder) NotifyGroup(_ context.Context, g alert.Group) (alert.MessageRef, error) {
 	return r.add(sent{kind: "group", group: g, ref: g.Ref}), nil
 }
 
-func (r *recorder) Resolve(_ context.Context, ref MessageRef, a Alert) error {
+func (r *recorder) Resolve(_ context.Context, ref alert.MessageRef, a alert.Alert) error {
 	r.add(sent{kind: "resolve", ref: ref, alert: a})
 	return nil
 }
 
-func (r *recorder) ResolveGroup(_ context.Context, ref MessageRef, g Group) error {
+func (r *recorder) ResolveGroup(_ context.Context, ref alert.MessageRef, g alert.Group) error {
 	r.add(sent{kind: "resolve-group", ref: ref, group: g})
 	return nil
 }
 
-func (r *recorder) Summary(_ context.Context, s Summary) error {
+func (r *recorder) Summary(_ context.Context, s alert.Summary) error {
 	r.add(sent{kind: "summary", sum: s})
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
@@ -49,7 +50,7 @@ type observed struct {
 // firingAlert is an alert firing in this evaluation, with its record.
 type firingAlert struct {
 	rec      *alertRecord
-	alert    Alert
+	alert    alert.Alert
 	silenced bool
 	// notify is set by the dedupe stage; changed and repeat say why.
 	notify, changed, repeat bool
@@ -96,7 +97,7 @@ func (s *Sweeper) evaluateLocked(ctx context.Context, keys []kube.PodKey, full b
 // resolved.
 func (s *Sweeper) evaluateWith(ctx context.Context, keys []kube.PodKey, full bool, resolvedExternally map[kube.PodKey]bool) (map[kube.PodKey]bool, error) {
 	if s.st == nil || s.leaderCtx == nil || s.leaderCtx.Err() != nil {
-		return nil, ErrNotLeader
+		return nil, alert.ErrNotLeader
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -214,11 +215,11 @@ func (s *Sweeper) read(ctx context.Context, k kube.PodKey, o *observed) diagnosi
 }
 
 // newAlert builds the firing alert of an unhealthy pod from its diagnosis.
-func newAlert(o *observed, d diagnosis) Alert {
-	a := Alert{
+func newAlert(o *observed, d diagnosis) alert.Alert {
+	a := alert.Alert{
 		Namespace: o.key.Namespace, Pod: o.key.Name, PodUID: string(o.pod.UID),
-		Cluster: cmp.Or(d.snapshot.Cluster, kube.ClusterOf(o.pod)),
-		Rule:    RuleUnclassified, Reason: o.det.Reason, Detail: o.det.Detail,
+		KafkaCluster: cmp.Or(d.snapshot.Cluster, kube.ClusterOf(o.pod)),
+		Rule:         RuleUnclassified, Reason: o.det.Reason, Detail: o.det.Detail,
 		Findings: d.findings, Snapshot: d.snapshot, ReadError: d.readErr,
 	}
 	if len(d.findings) > 0 {
@@ -232,7 +233,7 @@ func newAlert(o *observed, d diagnosis) Alert {
 // fingerprint identifies what an alert says, so a changed finding of the
 // same rule is told from a repeat of the same one. Evidence lines are left
 // out: they carry timestamps that differ on every crash.
-func fingerprint(a Alert) string {
+func fingerprint(a alert.Alert) string {
 	var b strings.Builder
 	b.WriteString(a.Rule)
 	if len(a.Findings) > 0 {
@@ -260,8 +261,8 @@ func (recordStage) run(_ context.Context, e *evaluation) error {
 			e.st.Alerts[a.Key] = r
 			e.dirty = true
 		}
-		if r.PodUID != a.PodUID || r.Fingerprint != fp || r.Cluster != a.Cluster || !r.HealthySince.IsZero() {
-			r.PodUID, r.Fingerprint, r.Cluster, r.HealthySince = a.PodUID, fp, a.Cluster, time.Time{}
+		if r.PodUID != a.PodUID || r.Fingerprint != fp || r.KafkaCluster != a.KafkaCluster || !r.HealthySince.IsZero() {
+			r.PodUID, r.Fingerprint, r.KafkaCluster, r.HealthySince = a.PodUID, fp, a.KafkaCluster, time.Time{}
 			r.UpdatedAt = e.now
 			e.dirty = true
 		}
@@ -335,7 +336,7 @@ func (s notifyStage) run(ctx context.Context, e *evaluation) error {
 			continue
 		}
 		if f.notify {
-			gk := ClusterKey(f.alert.Namespace, f.alert.Cluster)
+			gk := alert.KafkaClusterKey(f.alert.Namespace, f.alert.KafkaCluster)
 			byCluster[gk] = append(byCluster[gk], f)
 		}
 	}
@@ -368,7 +369,7 @@ func (s notifyStage) notifyOne(ctx context.Context, e *evaluation, f *firingAler
 	r := f.rec
 	if f.changed && !r.Ref.IsZero() && r.Group == "" {
 		old := r.alert()
-		old.Resolution, old.ResolvedAt = ResolutionSuperseded, e.now
+		old.Resolution, old.ResolvedAt = alert.ResolutionSuperseded, e.now
 		if err := s.n.Resolve(ctx, r.Ref, old); err != nil {
 			s.log.Warn("marking the superseded alert", "alert", r.Key, "err", err)
 		}
@@ -387,10 +388,10 @@ func (s notifyStage) notifyGroup(ctx context.Context, e *evaluation, gk string, 
 	first := members[0].alert
 	g := e.st.Groups[gk]
 	if g == nil || !g.ResolvedAt.IsZero() {
-		g = &groupRecord{Key: gk, Namespace: first.Namespace, Cluster: first.Cluster, OpenedAt: e.now}
+		g = &groupRecord{Key: gk, Namespace: first.Namespace, KafkaCluster: first.KafkaCluster, OpenedAt: e.now}
 	}
 	slices.SortFunc(members, func(a, b *firingAlert) int { return strings.Compare(a.alert.Key, b.alert.Key) })
-	grp := Group{Key: gk, Namespace: g.Namespace, Cluster: g.Cluster, Ref: g.Ref}
+	grp := alert.Group{Key: gk, Namespace: g.Namespace, KafkaCluster: g.KafkaCluster, Ref: g.Ref}
 	for _, f := range members {
 		f.alert.Group = gk
 		grp.Alerts = append(grp.Alerts, f.alert)
@@ -418,7 +419,7 @@ func (s notifyStage) notifyGroup(ctx context.Context, e *evaluation, gk string, 
 }
 
 // setNotified records a successful notification.
-func setNotified(e *evaluation, f *firingAlert, ref MessageRef, group string) {
+func setNotified(e *evaluation, f *firingAlert, ref alert.MessageRef, group string) {
 	r := f.rec
 	r.NotifiedAt, r.NotifiedFingerprint, r.Ref, r.Group = e.now, r.Fingerprint, ref, group
 	r.UpdatedAt = e.now
@@ -462,10 +463,10 @@ func (s resolveStage) run(ctx context.Context, e *evaluation) error {
 		if !r.firing() || !inScope || firingKeys[key] {
 			continue
 		}
-		var res Resolution
+		var res alert.Resolution
 		switch {
 		case firingPods[pk]:
-			res = ResolutionSuperseded
+			res = alert.ResolutionSuperseded
 		case o.pod != nil && !o.det.Ready:
 			if !r.HealthySince.IsZero() { // crashed again, or still starting
 				r.HealthySince, r.UpdatedAt = time.Time{}, e.now
@@ -481,9 +482,9 @@ func (s resolveStage) run(ctx context.Context, e *evaluation) error {
 			if e.now.Sub(r.HealthySince) < s.grace && !e.resolvedExternally[pk] {
 				continue
 			}
-			res = ResolutionRecovered
+			res = alert.ResolutionRecovered
 			if o.pod == nil {
-				res = ResolutionPodGone
+				res = alert.ResolutionPodGone
 			}
 		}
 		if err := s.resolve(ctx, e, r, res); err != nil {
@@ -494,7 +495,7 @@ func (s resolveStage) run(ctx context.Context, e *evaluation) error {
 	return joinErrors(errs)
 }
 
-func (s resolveStage) resolve(ctx context.Context, e *evaluation, r *alertRecord, res Resolution) error {
+func (s resolveStage) resolve(ctx context.Context, e *evaluation, r *alertRecord, res alert.Resolution) error {
 	r.ResolvedAt, r.Resolution, r.UpdatedAt = e.now, res, e.now
 	e.dirty = true
 	if r.NotifiedAt.IsZero() {
@@ -516,7 +517,7 @@ func (s resolveStage) resolveGroups(ctx context.Context, e *evaluation, errs *[]
 		if !g.ResolvedAt.IsZero() {
 			continue
 		}
-		var members []Alert
+		var members []alert.Alert
 		open := false
 		for _, r := range e.st.Alerts {
 			if r.Group != gk {
@@ -533,8 +534,8 @@ func (s resolveStage) resolveGroups(ctx context.Context, e *evaluation, errs *[]
 		}
 		g.ResolvedAt, g.UpdatedAt = e.now, e.now
 		e.dirty = true
-		slices.SortFunc(members, func(a, b Alert) int { return strings.Compare(a.Key, b.Key) })
-		if err := s.n.ResolveGroup(ctx, g.Ref, Group{Key: gk, Namespace: g.Namespace, Cluster: g.Cluster, Alerts: members, Ref: g.Ref}); err != nil {
+		slices.SortFunc(members, func(a, b alert.Alert) int { return strings.Compare(a.Key, b.Key) })
+		if err := s.n.ResolveGroup(ctx, g.Ref, alert.Group{Key: gk, Namespace: g.Namespace, KafkaCluster: g.KafkaCluster, Alerts: members, Ref: g.Ref}); err != nil {
 			*errs = append(*errs, fmt.Errorf("resolving the group of %s: %w", gk, err))
 		}
 	}
@@ -542,14 +543,14 @@ func (s resolveStage) resolveGroups(ctx context.Context, e *evaluation, errs *[]
 
 // summary returns the firing alerts for the periodic summary, and the
 // leader's context to post it with.
-func (s *Sweeper) summary() (Summary, context.Context, error) {
+func (s *Sweeper) summary() (alert.Summary, context.Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st == nil || s.leaderCtx == nil {
-		return Summary{}, nil, ErrNotLeader
+		return alert.Summary{}, nil, alert.ErrNotLeader
 	}
 	now := s.clock.Now()
-	sum := Summary{At: now, KafkaPods: len(s.pods.List())}
+	sum := alert.Summary{At: now, KafkaPods: len(s.pods.List())}
 	for _, key := range slices.Sorted(maps.Keys(s.st.Alerts)) {
 		r := s.st.Alerts[key]
 		if !r.firing() {

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
@@ -32,7 +33,7 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // prodGroup is the group (and cluster silence) key of the test cluster.
-var prodGroup = ClusterKey(testNS, testCluster)
+var prodGroup = alert.KafkaClusterKey(testNS, testCluster)
 
 // evalAt is an evaluation at now over st, with the given firing alerts.
 func evalAt(now time.Time, st *state, fire ...*firingAlert) *evaluation {
@@ -40,10 +41,10 @@ func evalAt(now time.Time, st *state, fire ...*firingAlert) *evaluation {
 }
 
 // testAlert is the alert of pod for rule in the test cluster.
-func testAlert(pod, rule string) Alert {
-	return Alert{
+func testAlert(pod, rule string) alert.Alert {
+	return alert.Alert{
 		Key: testNS + "/" + pod + "/" + rule, Namespace: testNS, Pod: pod, PodUID: "uid-" + pod,
-		Cluster: testCluster, Rule: rule, Reason: ReasonCrashLoop,
+		KafkaCluster: testCluster, Rule: rule, Reason: alert.ReasonCrashLoop,
 	}
 }
 
@@ -51,7 +52,7 @@ func testAlert(pod, rule string) Alert {
 func testRecord(pod, rule string, start time.Time) *alertRecord {
 	a := testAlert(pod, rule)
 	return &alertRecord{
-		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID, Cluster: a.Cluster, Rule: a.Rule,
+		Key: a.Key, Namespace: a.Namespace, Pod: a.Pod, PodUID: a.PodUID, KafkaCluster: a.KafkaCluster, Rule: a.Rule,
 		Fingerprint: fingerprint(a), Reason: a.Reason, StartsAt: start, UpdatedAt: start,
 	}
 }
@@ -59,7 +60,7 @@ func testRecord(pod, rule string, start time.Time) *alertRecord {
 // notified marks r as posted at at, as message ref (in group when set).
 func notified(r *alertRecord, at time.Time, ts, group string) *alertRecord {
 	r.NotifiedAt, r.NotifiedFingerprint, r.Group = at, r.Fingerprint, group
-	r.Ref = MessageRef{Channel: "CALERTS", TS: ts}
+	r.Ref = alert.MessageRef{Channel: "CALERTS", TS: ts}
 	return r
 }
 
@@ -78,8 +79,8 @@ func stateOf(recs []*alertRecord, groups ...*groupRecord) *state {
 // testGroup is the test cluster's group, posted as message 0.9 at t0 and
 // resolved at resolved (zero: open).
 func testGroup(resolved time.Time) *groupRecord {
-	return &groupRecord{Key: prodGroup, Namespace: testNS, Cluster: testCluster,
-		Ref: MessageRef{Channel: "CALERTS", TS: "0.9"}, OpenedAt: t0, UpdatedAt: t0, ResolvedAt: resolved}
+	return &groupRecord{Key: prodGroup, Namespace: testNS, KafkaCluster: testCluster,
+		Ref: alert.MessageRef{Channel: "CALERTS", TS: "0.9"}, OpenedAt: t0, UpdatedAt: t0, ResolvedAt: resolved}
 }
 
 // calls describes the recorder's calls, one line each, for comparison.
@@ -122,41 +123,43 @@ type downNotifier struct{ recorder }
 // errSlackDown is the error of every downNotifier call.
 var errSlackDown = errors.New("slack: service unavailable")
 
-func (*downNotifier) Notify(context.Context, Alert) (MessageRef, error) {
-	return MessageRef{}, errSlackDown
+func (*downNotifier) Notify(context.Context, alert.Alert) (alert.MessageRef, error) {
+	return alert.MessageRef{}, errSlackDown
 }
 
-func (*downNotifier) NotifyGroup(context.Context, Group) (MessageRef, error) {
-	return MessageRef{}, errSlackDown
+func (*downNotifier) NotifyGroup(context.Context, alert.Group) (alert.MessageRef, error) {
+	return alert.MessageRef{}, errSlackDown
 }
 
-func (*downNotifier) Resolve(context.Context, MessageRef, Alert) error { return errSlackDown }
+func (*downNotifier) Resolve(context.Context, alert.MessageRef, alert.Alert) error {
+	return errSlackDown
+}
 
 // TestNewAlert: the diagnosis of an unhealthy pod becomes its alert, named
 // by the best finding (or unclassified), in the pod's Kafka cluster.
 func TestNewAlert(t *testing.T) {
 	metadata, lostFound := metadataFinding(""), lostFoundFinding()
 	pod := brokerPod("b0")
-	det := Detection{Reason: ReasonCrashLoop, Container: "kafka", Detail: "container kafka is in CrashLoopBackOff after 5 restarts"}
+	det := Detection{Reason: alert.ReasonCrashLoop, Container: "kafka", Detail: "container kafka is in CrashLoopBackOff after 5 restarts"}
 	tests := []struct {
 		name string
 		d    diagnosis
-		want Alert
+		want alert.Alert
 	}{
 		{"the best finding names the alert",
 			diagnosis{findings: []diagnose.Finding{metadata, lostFound}},
-			Alert{Key: "kafka/b0/" + metadata.Rule, Rule: metadata.Rule, Title: metadata.Title, Severity: metadata.Severity,
-				Cluster: testCluster, Findings: []diagnose.Finding{metadata, lostFound}}},
+			alert.Alert{Key: "kafka/b0/" + metadata.Rule, Rule: metadata.Rule, Title: metadata.Title, Severity: metadata.Severity,
+				KafkaCluster: testCluster, Findings: []diagnose.Finding{metadata, lostFound}}},
 		{"no finding is unclassified",
 			diagnosis{},
-			Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, Cluster: testCluster}},
+			alert.Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, KafkaCluster: testCluster}},
 		{"the snapshot's cluster wins over the labels",
 			diagnosis{snapshot: diagnose.Snapshot{Cluster: "from-snapshot"}},
-			Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, Cluster: "from-snapshot",
+			alert.Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, KafkaCluster: "from-snapshot",
 				Snapshot: diagnose.Snapshot{Cluster: "from-snapshot"}}},
 		{"a failed read is said",
 			diagnosis{readErr: "context deadline exceeded"},
-			Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, Cluster: testCluster, ReadError: "context deadline exceeded"}},
+			alert.Alert{Key: "kafka/b0/" + RuleUnclassified, Rule: RuleUnclassified, KafkaCluster: testCluster, ReadError: "context deadline exceeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,7 +180,7 @@ func TestNewAlert(t *testing.T) {
 func TestFingerprint(t *testing.T) {
 	base := testAlert("b0", "metadata-log-offset-mismatch")
 	base.Findings = []diagnose.Finding{metadataFinding("")}
-	with := func(change func(f *diagnose.Finding)) Alert {
+	with := func(change func(f *diagnose.Finding)) alert.Alert {
 		a := base
 		f := metadataFinding("")
 		change(&f)
@@ -186,19 +189,19 @@ func TestFingerprint(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		a    Alert
+		a    alert.Alert
 		same bool
 	}{
 		{"other evidence", with(func(f *diagnose.Finding) { f.Evidence = []string{"at 09:14:02 UnexpectedAppendOffsetException"} }), true},
 		{"other title", with(func(f *diagnose.Finding) { f.Title = "reworded" }), true},
-		{"other pod", func() Alert { a := base; a.Pod, a.PodUID = "b1", "uid-b1"; return a }(), true},
+		{"other pod", func() alert.Alert { a := base; a.Pod, a.PodUID = "b1", "uid-b1"; return a }(), true},
 		{"other severity", with(func(f *diagnose.Finding) { f.Severity = diagnose.SeverityHigh }), false},
 		{"other risk", with(func(f *diagnose.Finding) { f.Risk = diagnose.RiskHigh }), false},
 		{"no longer automated", with(func(f *diagnose.Finding) { f.Remedy.Automated = false }), false},
 		{"other target", with(func(f *diagnose.Finding) { f.Remedy.Target = "__cluster_metadata-1" }), false},
 		{"the broker's copy diverged", with(func(f *diagnose.Finding) { f.Offsets = &diagnose.OffsetTriage{LocalDivergence: true} }), false},
-		{"other rule", func() Alert { a := base; a.Rule = "other"; return a }(), false},
-		{"no finding", func() Alert { a := base; a.Findings = nil; return a }(), false},
+		{"other rule", func() alert.Alert { a := base; a.Rule = "other"; return a }(), false},
+		{"no finding", func() alert.Alert { a := base; a.Findings = nil; return a }(), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,12 +225,12 @@ func TestRecordStage(t *testing.T) {
 	const rule = "metadata-log-offset-mismatch"
 	healthy := func(r *alertRecord) *alertRecord { r.HealthySince = earlier.Add(time.Minute); return r }
 	resolved := func(r *alertRecord) *alertRecord { r.ResolvedAt = earlier.Add(time.Minute); return r }
-	routed := func(a *Alert) { a.Channel = "CROUTED" }
-	raised := func(a *Alert) { a.Source, a.SourceAlert = "Alertmanager", "KubePodCrashLooping" }
+	routed := func(a *alert.Alert) { a.Channel = "CROUTED" }
+	raised := func(a *alert.Alert) { a.Source, a.SourceAlert = "Alertmanager", "KubePodCrashLooping" }
 	tests := []struct {
 		name   string
 		prior  *alertRecord // nil: no record
-		change func(a *Alert)
+		change func(a *alert.Alert)
 		// The record after the stage (its fingerprint is the alert's, and
 		// it is firing and not healthy), and whether it was written.
 		starts, updated        time.Time
@@ -237,13 +240,13 @@ func TestRecordStage(t *testing.T) {
 		{"first sight opens an episode", nil, nil, now, now, "", "", "", true},
 		{"the same alert again writes nothing", testRecord("b0", rule, earlier), nil, earlier, earlier, "", "", "", false},
 		{"a changed finding updates the record", testRecord("b0", rule, earlier),
-			func(a *Alert) { a.Findings = []diagnose.Finding{metadataFinding("-diverged")} }, earlier, now, "", "", "", true},
+			func(a *alert.Alert) { a.Findings = []diagnose.Finding{metadataFinding("-diverged")} }, earlier, now, "", "", "", true},
 		{"a replaced pod updates the record", testRecord("b0", rule, earlier),
-			func(a *Alert) { a.PodUID = "uid-b0-2" }, earlier, now, "", "", "", true},
+			func(a *alert.Alert) { a.PodUID = "uid-b0-2" }, earlier, now, "", "", "", true},
 		{"crashing again ends the healthy spell", healthy(testRecord("b0", rule, earlier)), nil, earlier, now, "", "", "", true},
 		{"a resolved alert firing again is a new episode", resolved(testRecord("b0", rule, earlier)), nil, now, now, "", "", "", true},
 		{"a new title is shown without a write", testRecord("b0", rule, earlier),
-			func(a *Alert) { a.Title = "Metadata log diverged (reworded)" }, earlier, earlier, "", "", "Metadata log diverged (reworded)", false},
+			func(a *alert.Alert) { a.Title = "Metadata log diverged (reworded)" }, earlier, earlier, "", "", "Metadata log diverged (reworded)", false},
 		{"a routed channel is taken before the first post", testRecord("b0", rule, earlier), routed, earlier, now, "CROUTED", "", "", true},
 		{"a routed channel is ignored after the first post", notified(testRecord("b0", rule, earlier), earlier, "1.1", ""), routed,
 			earlier, earlier, "", "", "", false},
@@ -303,14 +306,14 @@ func TestSilenceStage(t *testing.T) {
 		{prodGroup, now.Add(time.Hour), true},
 		{"kafka/b0/other-rule", now.Add(time.Hour), false},
 		{"kafka/b1", now.Add(time.Hour), false},
-		{ClusterKey(testNS, "staging"), now.Add(time.Hour), false},
+		{alert.KafkaClusterKey(testNS, "staging"), now.Add(time.Hour), false},
 		{"kafka/b0", now, false},
 		{"kafka/b0", now.Add(-time.Minute), false},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s until %s", tt.key, tt.until.Sub(now)), func(t *testing.T) {
 			st := newState()
-			st.Silences["s1"] = &Silence{ID: "s1", Key: tt.key, Until: tt.until}
+			st.Silences["s1"] = &alert.Silence{ID: "s1", Key: tt.key, Until: tt.until}
 			f := &firingAlert{rec: testRecord("b0", "metadata-log-offset-mismatch", now)}
 			if err := (silenceStage{}).run(context.Background(), evalAt(now, st, f)); err != nil {
 				t.Fatal(err)
@@ -450,11 +453,11 @@ func TestNotifyStage(t *testing.T) {
 			var fire []*firingAlert
 			for _, n := range tt.alerts {
 				a := testAlert(n.pod, cmp.Or(n.rule, rule))
-				a.Cluster, a.Channel = cmp.Or(n.cluster, testCluster), n.channel
+				a.KafkaCluster, a.Channel = cmp.Or(n.cluster, testCluster), n.channel
 				r := n.prior
 				if r == nil {
 					r = testRecord(n.pod, a.Rule, t0)
-					r.Cluster = a.Cluster
+					r.KafkaCluster = a.KafkaCluster
 				}
 				st.Alerts[r.Key] = r
 				fire = append(fire, &firingAlert{rec: r, alert: a, notify: true, changed: n.changed})
@@ -566,7 +569,7 @@ func TestResolveStage(t *testing.T) {
 				healthySince(notified(testRecord("b0", rule, t0), t0, "0.9", prodGroup), grace),
 				func() *alertRecord {
 					r := notified(testRecord("b1", rule, t0), t0, "0.9", prodGroup)
-					r.ResolvedAt, r.Resolution = t0.Add(time.Minute), ResolutionRecovered
+					r.ResolvedAt, r.Resolution = t0.Add(time.Minute), alert.ResolutionRecovered
 					return r
 				}(),
 			},
@@ -650,7 +653,7 @@ func TestResolveStage(t *testing.T) {
 
 // TestEvaluationNeedsLeadership: only a replica that leads (its state
 // loaded, its leadership not ended) evaluates, posts a summary or takes an
-// external alert; the others say ErrNotLeader and touch nothing.
+// external alert; the others say alert.ErrNotLeader and touch nothing.
 func TestEvaluationNeedsLeadership(t *testing.T) {
 	ended, end := context.WithCancel(context.Background())
 	end()
@@ -665,14 +668,14 @@ func TestEvaluationNeedsLeadership(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			if _, err := tt.s.evaluate(ctx, []kube.PodKey{podKey("b0")}, true); !errors.Is(err, ErrNotLeader) {
+			if _, err := tt.s.evaluate(ctx, []kube.PodKey{podKey("b0")}, true); !errors.Is(err, alert.ErrNotLeader) {
 				t.Errorf("evaluate: %v", err)
 			}
-			if _, err := tt.s.External(ctx, ExternalAlert{Namespace: testNS, Pod: "b0", Firing: true}); !errors.Is(err, ErrNotLeader) {
+			if _, err := tt.s.External(ctx, alert.External{Namespace: testNS, Pod: "b0", Firing: true}); !errors.Is(err, alert.ErrNotLeader) {
 				t.Errorf("External: %v", err)
 			}
 			if tt.s.leaderCtx == nil || tt.s.st == nil {
-				if _, _, err := tt.s.summary(); !errors.Is(err, ErrNotLeader) {
+				if _, _, err := tt.s.summary(); !errors.Is(err, alert.ErrNotLeader) {
 					t.Errorf("summary: %v", err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
@@ -25,47 +26,32 @@ const (
 	maxStateBytes = 512 << 10
 )
 
-// Silence suppresses notifications of the alerts its Key matches until
-// Until: an alert key ("namespace/pod/rule"), a pod ("namespace/pod") or a
-// cluster (ClusterKey).
-type Silence struct {
-	ID        string    `json:"id"`
-	Key       string    `json:"key"`
-	Until     time.Time `json:"until"`
-	By        string    `json:"by"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
-
-// Active reports whether the silence is in force at now.
-func (s Silence) Active(now time.Time) bool { return now.Before(s.Until) }
-
-// matches reports whether the silence covers the alert.
-func (s Silence) matches(r *alertRecord) bool {
-	return s.Key == r.Key || s.Key == r.Namespace+"/"+r.Pod || s.Key == ClusterKey(r.Namespace, r.Cluster)
+// silenceMatches reports whether silence s covers the alert r.
+func silenceMatches(s alert.Silence, r *alertRecord) bool {
+	return s.Key == r.Key || s.Key == r.Namespace+"/"+r.Pod || s.Key == alert.KafkaClusterKey(r.Namespace, r.KafkaCluster)
 }
 
 // alertRecord is the persisted state of one alert (one pod and rule).
 type alertRecord struct {
-	Key         string            `json:"key"`
-	Namespace   string            `json:"namespace"`
-	Pod         string            `json:"pod"`
-	PodUID      string            `json:"podUID,omitempty"`
-	Cluster     string            `json:"cluster,omitempty"`
-	Rule        string            `json:"rule"`
-	Title       string            `json:"title,omitempty"`
-	Severity    diagnose.Severity `json:"severity,omitempty"`
-	Fingerprint string            `json:"fingerprint"`
-	Reason      Reason            `json:"reason"`
-	Detail      string            `json:"detail,omitempty"`
+	Key          string            `json:"key"`
+	Namespace    string            `json:"namespace"`
+	Pod          string            `json:"pod"`
+	PodUID       string            `json:"podUID,omitempty"`
+	KafkaCluster string            `json:"cluster,omitempty"`
+	Rule         string            `json:"rule"`
+	Title        string            `json:"title,omitempty"`
+	Severity     diagnose.Severity `json:"severity,omitempty"`
+	Fingerprint  string            `json:"fingerprint"`
+	Reason       alert.Reason      `json:"reason"`
+	Detail       string            `json:"detail,omitempty"`
 	// StartsAt is when the current episode began firing.
 	StartsAt time.Time `json:"startsAt"`
 	// NotifiedAt and NotifiedFingerprint describe the last notification
 	// (zero: never notified, e.g. silenced since it started).
-	NotifiedAt          time.Time  `json:"notifiedAt,omitzero"`
-	NotifiedFingerprint string     `json:"notifiedFingerprint,omitempty"`
-	Ref                 MessageRef `json:"ref,omitzero"`
-	Group               string     `json:"group,omitempty"`
+	NotifiedAt          time.Time        `json:"notifiedAt,omitzero"`
+	NotifiedFingerprint string           `json:"notifiedFingerprint,omitempty"`
+	Ref                 alert.MessageRef `json:"ref,omitzero"`
+	Group               string           `json:"group,omitempty"`
 	// Channel is the channel an external alert named before the first
 	// notification (kept so a repeat goes to the same place).
 	Channel string `json:"channel,omitempty"`
@@ -75,9 +61,9 @@ type alertRecord struct {
 	SourceAlert string `json:"sourceAlert,omitempty"`
 	// HealthySince is when the pod was first seen Ready (or absent) while
 	// the alert fired; zero while it is not.
-	HealthySince time.Time  `json:"healthySince,omitzero"`
-	ResolvedAt   time.Time  `json:"resolvedAt,omitzero"`
-	Resolution   Resolution `json:"resolution,omitempty"`
+	HealthySince time.Time        `json:"healthySince,omitzero"`
+	ResolvedAt   time.Time        `json:"resolvedAt,omitzero"`
+	Resolution   alert.Resolution `json:"resolution,omitempty"`
 	// UpdatedAt orders concurrent versions of the record when merging.
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -86,9 +72,9 @@ type alertRecord struct {
 func (r *alertRecord) firing() bool { return r.ResolvedAt.IsZero() }
 
 // alert returns the record as an Alert (without findings and snapshot).
-func (r *alertRecord) alert() Alert {
-	return Alert{
-		Key: r.Key, Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Cluster: r.Cluster,
+func (r *alertRecord) alert() alert.Alert {
+	return alert.Alert{
+		Key: r.Key, Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, KafkaCluster: r.KafkaCluster,
 		Rule: r.Rule, Title: r.Title, Severity: r.Severity, Reason: r.Reason, Detail: r.Detail,
 		StartsAt: r.StartsAt, Group: r.Group, Channel: r.Channel, Source: r.Source, SourceAlert: r.SourceAlert,
 		Resolution: r.Resolution, ResolvedAt: r.ResolvedAt,
@@ -97,25 +83,25 @@ func (r *alertRecord) alert() Alert {
 
 // groupRecord is the persisted state of a cluster's grouped alert.
 type groupRecord struct {
-	Key        string     `json:"key"`
-	Namespace  string     `json:"namespace"`
-	Cluster    string     `json:"cluster,omitempty"`
-	Ref        MessageRef `json:"ref"`
-	OpenedAt   time.Time  `json:"openedAt"`
-	ResolvedAt time.Time  `json:"resolvedAt,omitzero"`
-	UpdatedAt  time.Time  `json:"updatedAt"`
+	Key          string           `json:"key"`
+	Namespace    string           `json:"namespace"`
+	KafkaCluster string           `json:"cluster,omitempty"`
+	Ref          alert.MessageRef `json:"ref"`
+	OpenedAt     time.Time        `json:"openedAt"`
+	ResolvedAt   time.Time        `json:"resolvedAt,omitzero"`
+	UpdatedAt    time.Time        `json:"updatedAt"`
 }
 
 // state is everything the sweep persists: alerts by key, cluster groups by
 // key, silences by id.
 type state struct {
-	Alerts   map[string]*alertRecord `json:"alerts"`
-	Groups   map[string]*groupRecord `json:"groups,omitempty"`
-	Silences map[string]*Silence     `json:"silences,omitempty"`
+	Alerts   map[string]*alertRecord   `json:"alerts"`
+	Groups   map[string]*groupRecord   `json:"groups,omitempty"`
+	Silences map[string]*alert.Silence `json:"silences,omitempty"`
 }
 
 func newState() *state {
-	return &state{Alerts: map[string]*alertRecord{}, Groups: map[string]*groupRecord{}, Silences: map[string]*Silence{}}
+	return &state{Alerts: map[string]*alertRecord{}, Groups: map[string]*groupRecord{}, Silences: map[string]*alert.Silence{}}
 }
 
 // decodeState parses the ConfigMap data; a missing key is an empty state.
@@ -135,7 +121,7 @@ func decodeState(data map[string]string) (*state, error) {
 		st.Groups = map[string]*groupRecord{}
 	}
 	if st.Silences == nil {
-		st.Silences = map[string]*Silence{}
+		st.Silences = map[string]*alert.Silence{}
 	}
 	return st, nil
 }
@@ -167,7 +153,7 @@ func (st *state) prune(now time.Time) {
 	maps.DeleteFunc(st.Groups, func(_ string, g *groupRecord) bool {
 		return !g.ResolvedAt.IsZero() && g.ResolvedAt.Before(cutoff)
 	})
-	maps.DeleteFunc(st.Silences, func(_ string, s *Silence) bool { return s.Until.Before(cutoff) })
+	maps.DeleteFunc(st.Silences, func(_ string, s *alert.Silence) bool { return s.Until.Before(cutoff) })
 }
 
 // dropOldestResolved deletes resolved alerts, the earliest resolved first,
@@ -222,9 +208,9 @@ func (st *state) merge(other *state) {
 }
 
 // silencedBy returns the active silence that covers r, or nil.
-func (st *state) silencedBy(r *alertRecord, now time.Time) *Silence {
+func (st *state) silencedBy(r *alertRecord, now time.Time) *alert.Silence {
 	for _, id := range slices.Sorted(maps.Keys(st.Silences)) {
-		if s := st.Silences[id]; s.Active(now) && s.matches(r) {
+		if s := st.Silences[id]; s.Active(now) && silenceMatches(*s, r) {
 			return s
 		}
 	}
@@ -232,12 +218,12 @@ func (st *state) silencedBy(r *alertRecord, now time.Time) *Silence {
 }
 
 // sortedSilences returns copies of the silences, newest first.
-func (st *state) sortedSilences() []Silence {
-	out := make([]Silence, 0, len(st.Silences))
+func (st *state) sortedSilences() []alert.Silence {
+	out := make([]alert.Silence, 0, len(st.Silences))
 	for _, s := range st.Silences {
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b Silence) int {
+	slices.SortFunc(out, func(a, b alert.Silence) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 )
 
 func TestStateMergeKeepsNewestVersion(t *testing.T) {
@@ -17,8 +19,8 @@ func TestStateMergeKeepsNewestVersion(t *testing.T) {
 	mine.Alerts["b"] = &alertRecord{Key: "b", Fingerprint: "mine-older", UpdatedAt: t0}
 	theirs.Alerts["b"] = &alertRecord{Key: "b", Fingerprint: "theirs-newer", UpdatedAt: t0.Add(time.Minute)}
 	theirs.Alerts["c"] = &alertRecord{Key: "c", Fingerprint: "only-theirs", UpdatedAt: t0}
-	theirs.Silences["s1"] = &Silence{ID: "s1", Key: "kafka/x", Until: t0.Add(time.Hour), UpdatedAt: t0}
-	mine.Groups["g"] = &groupRecord{Key: "g", Ref: MessageRef{TS: "1"}, UpdatedAt: t0}
+	theirs.Silences["s1"] = &alert.Silence{ID: "s1", Key: "kafka/x", Until: t0.Add(time.Hour), UpdatedAt: t0}
+	mine.Groups["g"] = &groupRecord{Key: "g", Ref: alert.MessageRef{TS: "1"}, UpdatedAt: t0}
 
 	mine.merge(theirs)
 	for key, want := range map[string]string{"a": "mine-newer", "b": "theirs-newer", "c": "only-theirs"} {
@@ -37,8 +39,8 @@ func TestStatePruneAndBound(t *testing.T) {
 	st.Alerts["open"] = &alertRecord{Key: "open", StartsAt: t0}
 	st.Alerts["resolved-old"] = &alertRecord{Key: "resolved-old", ResolvedAt: now.Add(-25 * time.Hour)}
 	st.Alerts["resolved-recent"] = &alertRecord{Key: "resolved-recent", ResolvedAt: now.Add(-time.Hour)}
-	st.Silences["expired"] = &Silence{ID: "expired", Until: now.Add(-25 * time.Hour)}
-	st.Silences["active"] = &Silence{ID: "active", Until: now.Add(time.Hour)}
+	st.Silences["expired"] = &alert.Silence{ID: "expired", Until: now.Add(-25 * time.Hour)}
+	st.Silences["active"] = &alert.Silence{ID: "active", Until: now.Add(time.Hour)}
 	st.Groups["old"] = &groupRecord{Key: "old", ResolvedAt: now.Add(-25 * time.Hour)}
 	if _, err := st.encode(now); err != nil {
 		t.Fatal(err)

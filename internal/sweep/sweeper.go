@@ -32,13 +32,10 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
-
-// ErrNotLeader is returned by SweepNow on a replica that does not hold the
-// sweep's leader lease (or has not loaded its state yet).
-var ErrNotLeader = errors.New("this replica is not the sweep leader")
 
 // Defaults of Options.
 const (
@@ -438,7 +435,7 @@ func (s *Sweeper) work(ctx context.Context) {
 			keys = append(keys, k)
 		}
 		failed, err := s.evaluate(ctx, keys, false)
-		if err != nil && !errors.Is(err, ErrNotLeader) && ctx.Err() == nil {
+		if err != nil && !errors.Is(err, alert.ErrNotLeader) && ctx.Err() == nil {
 			s.log.Error("evaluating changed pods", "pods", len(keys), "err", err)
 		}
 		for _, k := range keys {
@@ -454,7 +451,7 @@ func (s *Sweeper) work(ctx context.Context) {
 }
 
 // SweepNow evaluates every cached Kafka pod and every open alert now, like
-// a scheduled sweep without the summary. It returns ErrNotLeader on a
+// a scheduled sweep without the summary. It returns alert.ErrNotLeader on a
 // replica that does not lead.
 func (s *Sweeper) SweepNow(ctx context.Context) error { return s.sweep(ctx, false) }
 
@@ -485,19 +482,19 @@ func (s *Sweeper) Leading() bool {
 
 // Silence suppresses notifications of the alerts key matches until until:
 // an alert key ("namespace/pod/rule"), a pod ("namespace/pod") or a cluster
-// (ClusterKey). by names who asked (a Slack user). It works on every
+// (alert.KafkaClusterKey). by names who asked (a Slack user). It works on every
 // replica: the silence is written to the state ConfigMap, where the leader
 // picks it up.
-func (s *Sweeper) Silence(ctx context.Context, key string, until time.Time, by string) (Silence, error) {
+func (s *Sweeper) Silence(ctx context.Context, key string, until time.Time, by string) (alert.Silence, error) {
 	now := s.clock.Now()
 	if key == "" {
-		return Silence{}, errors.New("silence: empty key")
+		return alert.Silence{}, errors.New("silence: empty key")
 	}
 	if !until.After(now) {
-		return Silence{}, fmt.Errorf("silence %s: end %s is not in the future", key, until.UTC().Format(time.RFC3339))
+		return alert.Silence{}, fmt.Errorf("silence %s: end %s is not in the future", key, until.UTC().Format(time.RFC3339))
 	}
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%d", key, by, now.UnixNano()))
-	sil := Silence{ID: hex.EncodeToString(sum[:6]), Key: key, Until: until, By: by, CreatedAt: now, UpdatedAt: now}
+	sil := alert.Silence{ID: hex.EncodeToString(sum[:6]), Key: key, Until: until, By: by, CreatedAt: now, UpdatedAt: now}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -505,25 +502,22 @@ func (s *Sweeper) Silence(ctx context.Context, key string, until time.Time, by s
 	if st == nil { // not leading: read, add, write
 		var err error
 		if st, err = s.store.load(ctx); err != nil {
-			return Silence{}, fmt.Errorf("silence %s: %w", key, err)
+			return alert.Silence{}, fmt.Errorf("silence %s: %w", key, err)
 		}
 	}
 	st.Silences[sil.ID] = &sil
 	if err := s.store.save(ctx, st, now); err != nil {
-		return Silence{}, fmt.Errorf("silence %s: %w", key, err)
+		return alert.Silence{}, fmt.Errorf("silence %s: %w", key, err)
 	}
 	s.log.Info("silenced", "key", key, "until", until, "by", by, "id", sil.ID)
 	return sil, nil
 }
 
-// ErrNoSuchSilence says that no silence in force has the ID given.
-var ErrNoSuchSilence = errors.New("no silence in force has this id")
-
 // EndSilence ends the silence id now, before its time: the alerts it hid
 // are posted again by the next sweep. by names who ended it (a Slack
 // user). Like Silence it works on every replica. The silence stays in the
 // state, ended, until the state's pruning drops it.
-func (s *Sweeper) EndSilence(ctx context.Context, id, by string) (Silence, error) {
+func (s *Sweeper) EndSilence(ctx context.Context, id, by string) (alert.Silence, error) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -531,18 +525,18 @@ func (s *Sweeper) EndSilence(ctx context.Context, id, by string) (Silence, error
 	if st == nil { // not leading: read, change, write
 		var err error
 		if st, err = s.store.load(ctx); err != nil {
-			return Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
+			return alert.Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
 		}
 	}
 	sil, ok := st.Silences[id]
 	if !ok || !sil.Active(now) {
-		return Silence{}, fmt.Errorf("ending silence %s: %w", id, ErrNoSuchSilence)
+		return alert.Silence{}, fmt.Errorf("ending silence %s: %w", id, alert.ErrNoSuchSilence)
 	}
 	ended := *sil
 	sil.Until, sil.UpdatedAt = now, now
 	if err := s.store.save(ctx, st, now); err != nil {
 		*sil = ended // not written: still in force
-		return Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
+		return alert.Silence{}, fmt.Errorf("ending silence %s: %w", id, err)
 	}
 	s.log.Info("silence ended early", "key", sil.Key, "id", id, "by", by, "was_until", ended.Until)
 	return *sil, nil
@@ -550,7 +544,7 @@ func (s *Sweeper) EndSilence(ctx context.Context, id, by string) (Silence, error
 
 // Silences returns the silences in force, newest first. It reads the state
 // ConfigMap (from the informer's cache once Run has started).
-func (s *Sweeper) Silences(ctx context.Context) ([]Silence, error) {
+func (s *Sweeper) Silences(ctx context.Context) ([]alert.Silence, error) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -573,7 +567,7 @@ func (s *Sweeper) Silences(ctx context.Context) ([]Silence, error) {
 			return nil, fmt.Errorf("listing silences: %w", err)
 		}
 	}
-	var out []Silence
+	var out []alert.Silence
 	for _, sil := range st.sortedSilences() {
 		if sil.Active(now) {
 			out = append(out, sil)

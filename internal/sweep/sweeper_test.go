@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 )
 
@@ -34,9 +35,9 @@ func TestCrashLoopingBrokerAlertsOnce(t *testing.T) {
 		t.Fatalf("notifications = %v, want exactly one", e.notes.kinds())
 	}
 	a := got[0].alert
-	want := Alert{Key: "kafka/kafka-broker-0/metadata-log-offset-mismatch", Pod: "kafka-broker-0", Cluster: testCluster, Reason: ReasonCrashLoop}
-	if a.Key != want.Key || a.Pod != want.Pod || a.Cluster != want.Cluster || a.Reason != want.Reason {
-		t.Errorf("alert = %+v, want key %s, pod %s, cluster %s, reason %s", a, want.Key, want.Pod, want.Cluster, want.Reason)
+	want := alert.Alert{Key: "kafka/kafka-broker-0/metadata-log-offset-mismatch", Pod: "kafka-broker-0", KafkaCluster: testCluster, Reason: alert.ReasonCrashLoop}
+	if a.Key != want.Key || a.Pod != want.Pod || a.KafkaCluster != want.KafkaCluster || a.Reason != want.Reason {
+		t.Errorf("alert = %+v, want key %s, pod %s, cluster %s, reason %s", a, want.Key, want.Pod, want.KafkaCluster, want.Reason)
 	}
 	if len(a.Findings) == 0 || a.Snapshot.Pod != "kafka-broker-0" || a.Repeat || a.Changed {
 		t.Errorf("alert carries findings %v, snapshot of %q, repeat %t, changed %t; want the diagnosis of the pod, first notification",
@@ -111,7 +112,7 @@ func TestChangedFindingRealerts(t *testing.T) {
 			}
 			// The first message is marked superseded, so its buttons are not used.
 			res := e.notes.of("resolve")
-			if len(res) != 1 || res[0].ref != first[0].ref || res[0].alert.Resolution != ResolutionSuperseded {
+			if len(res) != 1 || res[0].ref != first[0].ref || res[0].alert.Resolution != alert.ResolutionSuperseded {
 				t.Errorf("resolutions = %+v, want the first message (%v) superseded", res, first[0].ref)
 			}
 			sweepNow(t, s)
@@ -159,7 +160,7 @@ func TestRecoveryResolvesAfterGrace(t *testing.T) {
 	if len(r) != 1 {
 		t.Fatalf("resolutions = %v, want one", e.notes.kinds())
 	}
-	if r[0].ref != alerts[0].ref || r[0].alert.Resolution != ResolutionRecovered || r[0].alert.Key != alerts[0].alert.Key {
+	if r[0].ref != alerts[0].ref || r[0].alert.Resolution != alert.ResolutionRecovered || r[0].alert.Key != alerts[0].alert.Key {
 		t.Errorf("resolved %s at %v (%s), want %s at the original message %v, recovered",
 			r[0].alert.Key, r[0].ref, r[0].alert.Resolution, alerts[0].alert.Key, alerts[0].ref)
 	}
@@ -179,7 +180,7 @@ func TestDeletedPodResolvesAsGone(t *testing.T) {
 	e.clock.Step(DefaultResolveGrace)
 	sweepNow(t, s)
 	r := e.notes.of("resolve")
-	if len(r) != 1 || r[0].alert.Resolution != ResolutionPodGone {
+	if len(r) != 1 || r[0].alert.Resolution != alert.ResolutionPodGone {
 		t.Fatalf("resolutions = %+v, want one, pod-gone", r)
 	}
 }
@@ -191,7 +192,7 @@ func TestSilence(t *testing.T) {
 	}{
 		{"alert", "kafka/kafka-broker-0/metadata-log-offset-mismatch"},
 		{"pod", "kafka/kafka-broker-0"},
-		{"cluster", ClusterKey(testNS, testCluster)},
+		{"cluster", alert.KafkaClusterKey(testNS, testCluster)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,7 +282,7 @@ func TestEndSilence(t *testing.T) {
 			if n := e.notes.of("notify"); len(n) != 0 {
 				t.Fatalf("silenced alert was notified: %+v", n)
 			}
-			if _, err := ender.EndSilence(context.Background(), "nope", "U0ENDER"); !errors.Is(err, ErrNoSuchSilence) {
+			if _, err := ender.EndSilence(context.Background(), "nope", "U0ENDER"); !errors.Is(err, alert.ErrNoSuchSilence) {
 				t.Errorf("ending an unknown silence: %v, want ErrNoSuchSilence", err)
 			}
 			ended, err := ender.EndSilence(context.Background(), sil.ID, "U0ENDER")
@@ -299,7 +300,7 @@ func TestEndSilence(t *testing.T) {
 			if n := e.notes.of("notify"); len(n) != 1 {
 				t.Fatalf("after ending the silence: %d notifications, want 1", len(n))
 			}
-			if _, err := ender.EndSilence(context.Background(), sil.ID, "U0ENDER"); !errors.Is(err, ErrNoSuchSilence) {
+			if _, err := ender.EndSilence(context.Background(), sil.ID, "U0ENDER"); !errors.Is(err, alert.ErrNoSuchSilence) {
 				t.Errorf("ending it twice: %v, want ErrNoSuchSilence", err)
 			}
 		})
@@ -357,7 +358,7 @@ func TestTwoReplicasOneAlert(t *testing.T) {
 	waitFor(t, "the alert", func() bool { return len(e.notes.of("notify")) >= 1 })
 	settle(t, leader)
 	settle(t, follower)
-	if err := follower.SweepNow(context.Background()); !errors.Is(err, ErrNotLeader) {
+	if err := follower.SweepNow(context.Background()); !errors.Is(err, alert.ErrNotLeader) {
 		t.Errorf("follower SweepNow = %v, want ErrNotLeader", err)
 	}
 	sweepNow(t, leader)
@@ -435,9 +436,9 @@ func checkOneGroup(t *testing.T, e *env, brokers int) {
 		}
 		t.Fatalf("storm posted %d group alerts, want 1", len(g))
 	}
-	if g[0].group.Key != ClusterKey(testNS, testCluster) || len(g[0].group.Alerts) != brokers || g[0].group.Firing != brokers {
+	if g[0].group.Key != alert.KafkaClusterKey(testNS, testCluster) || len(g[0].group.Alerts) != brokers || g[0].group.Firing != brokers {
 		t.Errorf("group %s has %d alerts (%d firing), want %s with %d", g[0].group.Key, len(g[0].group.Alerts), g[0].group.Firing,
-			ClusterKey(testNS, testCluster), brokers)
+			alert.KafkaClusterKey(testNS, testCluster), brokers)
 	}
 	var pods []string
 	for _, a := range g[0].group.Alerts {
@@ -538,13 +539,13 @@ type failingNotifier struct {
 	failures int
 }
 
-func (f *failingNotifier) Notify(ctx context.Context, a Alert) (MessageRef, error) {
+func (f *failingNotifier) Notify(ctx context.Context, a alert.Alert) (alert.MessageRef, error) {
 	f.mu.Lock()
 	fail := f.failures > 0
 	f.failures--
 	f.mu.Unlock()
 	if fail {
-		return MessageRef{}, errors.New("slack: ratelimited")
+		return alert.MessageRef{}, errors.New("slack: ratelimited")
 	}
 	return f.recorder.Notify(ctx, a)
 }

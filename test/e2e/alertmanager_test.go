@@ -24,7 +24,6 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
@@ -74,7 +73,7 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 	}
 	alerts := handlers.NewAlertNotifier(alertChannel)
 	sw, err := sweep.New(sweep.Options{
-		Client: p.cluster, Engine: p.engine, Notifier: alerting.NewNotifier(alerts),
+		Client: p.cluster, Engine: p.engine, Notifier: alerts,
 		ResolveGrace: alertGrace, GroupWait: time.Hour,
 		StateNamespace: w.self, StateName: sweep.DefaultStateName,
 		LeaderElection: true, LeaseName: sweep.DefaultLeaseName, Identity: "kafkabot-0",
@@ -84,7 +83,7 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := w.options(p)
-	opts.Alerts, opts.Silencer, opts.Sweeper = alerts, alerting.NewControl(sw), alerting.NewControl(sw)
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = alerts, sw, sw
 	w.run("kafkabot-0", p, opts, sw.Run)
 	testenv.WaitFor(t, "the sweep to lead", func(context.Context) (bool, error) { return sw.Leading(), nil })
 

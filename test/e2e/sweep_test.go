@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
@@ -219,7 +218,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 	sw, err := sweep.New(sweep.Options{
 		Client:         p.cluster,
 		Engine:         p.engine,
-		Notifier:       alerting.NewNotifier(alerts),
+		Notifier:       alerts,
 		RepeatInterval: sweep.DefaultRepeatInterval,
 		ResolveGrace:   alertGrace,
 		GroupWait:      -1, // the fake clock would hold a group wait forever
@@ -235,7 +234,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		w.t.Fatal(err)
 	}
 	opts := w.options(p)
-	opts.Alerts, opts.Silencer, opts.Sweeper = alerts, alerting.NewControl(sw), alerting.NewControl(sw)
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = alerts, sw, sw
 	return &alertingBot{botProcess: w.run(identity, p, opts, sw.Run), sweeper: sw}
 }
 

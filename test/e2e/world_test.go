@@ -405,8 +405,9 @@ func (w *world) options(p botParts) handlers.Options {
 	return handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: w.emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Workers: 4, Cluster: p.cluster, Diagnoser: p.engine, Repairer: p.repairer, Resumer: p.repairer,
-		ApprovalChannels: []string{channel}, Decisions: p.cluster.Decisions(approvalSecret), Escalations: escalation.NewSlack(p.cluster),
+		Workers: 4, Diagnoser: p.engine, ApprovalChannels: []string{channel},
+		Clusters: []handlers.ClusterOptions{{Reader: p.cluster, Repairer: p.repairer, Resumer: p.repairer,
+			Decisions: p.cluster.Decisions(approvalSecret), Escalations: escalation.NewSlack(p.cluster)}},
 		Logger: p.log, PingInterval: 5 * time.Second,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"io"
 	"net"
 	"net/http"
@@ -252,7 +253,7 @@ func (q *queuedPods) drain(inf *kube.PodInformer, det *sweep.Detector) {
 }
 
 // detected reports whether key was queued and detected with reason.
-func (q *queuedPods) detected(key kube.PodKey, reason sweep.Reason) bool {
+func (q *queuedPods) detected(key kube.PodKey, reason alert.Reason) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, s := range q.seen {
@@ -348,7 +349,7 @@ func TestInformerResyncsAfterWatchDrop(t *testing.T) {
 			testenv.WaitFor(t, "the informer to retry its watch during the outage", func(context.Context) (bool, error) {
 				return breaker.refused.Load() > refusedAtCrash, nil
 			})
-			if p, _ := inf.Get(key); p == nil || !kube.PodReady(p) || queued.detected(key, sweep.ReasonCrashLoop) {
+			if p, _ := inf.Get(key); p == nil || !kube.PodReady(p) || queued.detected(key, alert.ReasonCrashLoop) {
 				t.Fatal("the informer saw the crash although no watch was open: the outage did not cut it off")
 			}
 
@@ -356,7 +357,7 @@ func TestInformerResyncsAfterWatchDrop(t *testing.T) {
 			openedBefore, listsBefore := breaker.opened.Load(), breaker.lists.Load()
 			breaker.set(tc.resume)
 			testenv.WaitFor(t, "the crash to be queued and detected after the outage", func(context.Context) (bool, error) {
-				return queued.detected(key, sweep.ReasonCrashLoop), nil
+				return queued.detected(key, alert.ReasonCrashLoop), nil
 			})
 			if breaker.opened.Load() <= openedBefore {
 				t.Errorf("the crash was detected without a new watch (%d watches opened in all)", breaker.opened.Load())

@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"log/slog"
 	"strings"
 	"sync"
@@ -27,8 +28,8 @@ import (
 // sweepCall is one call a recordingNotifier received.
 type sweepCall struct {
 	kind  string // notify, group, resolve, resolve-group, summary
-	ref   sweep.MessageRef
-	alert sweep.Alert
+	ref   alert.MessageRef
+	alert alert.Alert
 }
 
 // recordingNotifier is a sweep.Notifier that records what it is asked to post.
@@ -37,35 +38,35 @@ type recordingNotifier struct {
 	calls []sweepCall
 }
 
-func (r *recordingNotifier) add(c sweepCall) sweep.MessageRef {
+func (r *recordingNotifier) add(c sweepCall) alert.MessageRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c.kind == "notify" || c.kind == "group" && c.ref.IsZero() {
-		c.ref = sweep.MessageRef{Channel: "C0ALERTS", TS: fmt.Sprintf("1700000000.%06d", len(r.calls)+1)}
+		c.ref = alert.MessageRef{Channel: "C0ALERTS", TS: fmt.Sprintf("1700000000.%06d", len(r.calls)+1)}
 	}
 	r.calls = append(r.calls, c)
 	return c.ref
 }
 
-func (r *recordingNotifier) Notify(_ context.Context, a sweep.Alert) (sweep.MessageRef, error) {
+func (r *recordingNotifier) Notify(_ context.Context, a alert.Alert) (alert.MessageRef, error) {
 	return r.add(sweepCall{kind: "notify", alert: a}), nil
 }
 
-func (r *recordingNotifier) NotifyGroup(_ context.Context, g sweep.Group) (sweep.MessageRef, error) {
+func (r *recordingNotifier) NotifyGroup(_ context.Context, g alert.Group) (alert.MessageRef, error) {
 	return r.add(sweepCall{kind: "group", ref: g.Ref}), nil
 }
 
-func (r *recordingNotifier) Resolve(_ context.Context, ref sweep.MessageRef, a sweep.Alert) error {
+func (r *recordingNotifier) Resolve(_ context.Context, ref alert.MessageRef, a alert.Alert) error {
 	r.add(sweepCall{kind: "resolve", ref: ref, alert: a})
 	return nil
 }
 
-func (r *recordingNotifier) ResolveGroup(_ context.Context, ref sweep.MessageRef, _ sweep.Group) error {
+func (r *recordingNotifier) ResolveGroup(_ context.Context, ref alert.MessageRef, _ alert.Group) error {
 	r.add(sweepCall{kind: "resolve-group", ref: ref})
 	return nil
 }
 
-func (r *recordingNotifier) Summary(context.Context, sweep.Summary) error {
+func (r *recordingNotifier) Summary(context.Context, alert.Summary) error {
 	r.add(sweepCall{kind: "summary"})
 	return nil
 }
@@ -180,7 +181,7 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 	testenv.WaitFor(t, "the alert", func(context.Context) (bool, error) { return len(notes.of("notify")) > 0, nil })
 	first := notes.of("notify")[0]
 	a := first.alert
-	if a.Namespace != ns || a.Pod != pod || a.Reason != sweep.ReasonCrashLoop || a.Rule != "metadata-log-offset-mismatch" {
+	if a.Namespace != ns || a.Pod != pod || a.Reason != alert.ReasonCrashLoop || a.Rule != "metadata-log-offset-mismatch" {
 		t.Errorf("alert %s: pod %s/%s, reason %s, rule %s; want %s/%s in CrashLoopBackOff, metadata-log-offset-mismatch",
 			a.Key, a.Namespace, a.Pod, a.Reason, a.Rule, ns, pod)
 	}
@@ -243,7 +244,7 @@ func TestSweepAlertsOnceAndResolvesOnTheRealAPIServer(t *testing.T) {
 		t.Errorf("resolved %v after the broker became Ready, inside the %v grace", passed, grace)
 	}
 	r := notes.of("resolve")
-	if len(r) != 1 || r[0].ref != first.ref || r[0].alert.Key != a.Key || r[0].alert.Resolution != sweep.ResolutionRecovered {
+	if len(r) != 1 || r[0].ref != first.ref || r[0].alert.Key != a.Key || r[0].alert.Resolution != alert.ResolutionRecovered {
 		t.Errorf("resolutions %+v, want one for %s at %v, recovered", r, a.Key, first.ref)
 	}
 	if n := len(notes.of("notify")); n != 1 {

@@ -17,7 +17,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/kafka-chatops/kafkabot/internal/alerting"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -60,7 +59,6 @@ const resolvedLine = "is Ready again and stayed Ready for the grace period"
 type alertWiring struct {
 	notifier *handlers.AlertNotifier
 	sweeper  *sweep.Sweeper
-	control  alerting.Control
 	clock    *clocktesting.FakeClock
 }
 
@@ -80,7 +78,7 @@ func newAlertWiring(kc *kube.Client, engine *diagnose.Engine, log *slog.Logger) 
 	w.sweeper, err = sweep.New(sweep.Options{
 		Client:         kc,
 		Engine:         engine,
-		Notifier:       alerting.NewNotifier(w.notifier),
+		Notifier:       w.notifier,
 		ResolveGrace:   ResolveGrace,
 		GroupWait:      -1,
 		StateNamespace: BotNamespace,
@@ -92,13 +90,12 @@ func newAlertWiring(kc *kube.Client, engine *diagnose.Engine, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("building the health sweep: %w", err)
 	}
-	w.control = alerting.NewControl(w.sweeper)
 	return w, nil
 }
 
 // botOptions adds the sweep's hooks to the bot's options, as serve does.
 func (w *alertWiring) botOptions(opts handlers.Options) handlers.Options {
-	opts.Alerts, opts.Silencer, opts.Sweeper = w.notifier, w.control, w.control
+	opts.Alerts, opts.Clusters[0].Silencer, opts.Clusters[0].Sweeper = w.notifier, w.sweeper, w.sweeper
 	return opts
 }
 
@@ -176,7 +173,7 @@ func (s *story) showResolution(ctx context.Context, alert slackemu.Message) erro
 	if err := s.sweepDied(); err != nil {
 		return err
 	}
-	if err := s.alerts.control.SweepNow(ctx); err != nil {
+	if err := s.alerts.sweeper.SweepNow(ctx); err != nil {
 		return fmt.Errorf("%w: sweeping: %w", ErrStoryFailed, err)
 	}
 	if isResolved(s.emu, alert) {
@@ -191,7 +188,7 @@ func (s *story) showResolution(ctx context.Context, alert slackemu.Message) erro
 			s.printf("(The sweep had not seen the new broker Ready yet: stepping over the grace again.)\n")
 		}
 		s.alerts.clock.Step(ResolveGrace)
-		if err := s.alerts.control.SweepNow(ctx); err != nil {
+		if err := s.alerts.sweeper.SweepNow(ctx); err != nil {
 			return fmt.Errorf("%w: sweeping: %w", ErrStoryFailed, err)
 		}
 		// The resolution is posted by the sweep that found it (this one,

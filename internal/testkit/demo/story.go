@@ -224,9 +224,9 @@ func (s *story) setUp(ctx context.Context) error {
 	s.bot, err = handlers.New(s.alerts.botOptions(handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: s.emu.APIURL(),
 		ApprovalSecret: []byte(hex.EncodeToString(secret)), Approvers: []string{Approver},
-		Cluster: kc, Diagnoser: s.opts.Engine, Repairer: repairer, Resumer: repairer, Logger: s.log,
-		ClusterName:      ClusterName,
-		ApprovalChannels: []string{Channel}, Decisions: kc.Decisions([]byte(hex.EncodeToString(secret))),
+		Diagnoser: s.opts.Engine, Logger: s.log, ApprovalChannels: []string{Channel},
+		Clusters: []handlers.ClusterOptions{{Name: ClusterName, Reader: kc, Repairer: repairer, Resumer: repairer,
+			Decisions: kc.Decisions([]byte(hex.EncodeToString(secret)))}},
 	}))
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func startSlackBot(cluster *kube.Client, mutate func(*handlers.Options)) (*slack
 	opts := handlers.Options{
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: emu.APIURL(),
 		ApprovalSecret: approvalSecret, ApprovalTTL: 30 * time.Minute, Approvers: []string{approver},
-		Cluster: cluster, Diagnoser: diagnose.Default(), ApprovalChannels: []string{channel},
+		Clusters: []handlers.ClusterOptions{{Reader: cluster}}, Diagnoser: diagnose.Default(), ApprovalChannels: []string{channel},
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	if mutate != nil {

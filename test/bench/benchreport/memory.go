@@ -61,7 +61,7 @@ func runChild() error {
 		AppToken: slackemu.DefaultAppToken, BotToken: slackemu.DefaultBotToken, APIURL: os.Getenv(childAPIURL),
 		ApprovalSecret: approvalSecret, Approvers: []string{approver}, Workers: childWorkers, ApprovalChannels: []string{channel},
 		ShareWindow: -1, // every command a diagnosis of its own: 1,000 diagnoses are 1,000 reads
-		Cluster:     cluster, Diagnoser: diagnose.Default(), Logger: slog.New(slog.DiscardHandler),
+		Clusters:    []handlers.ClusterOptions{{Reader: cluster}}, Diagnoser: diagnose.Default(), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ func runRepair() (section, error) {
 	repairer := recovery.NewRepairer(cluster, diagnose.Default(), recovery.RepairOptions{
 		Timeout: waitLimit, Identity: "benchreport", Logger: slog.New(slog.DiscardHandler),
 	})
-	sb, err := startSlackBot(cluster, func(o *handlers.Options) { o.Repairer = repairer })
+	sb, err := startSlackBot(cluster, func(o *handlers.Options) { o.Clusters[0].Repairer = repairer })
 	if err != nil {
 		return section{}, err
 	}

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"log/slog"
 	"os"
 	"runtime"
@@ -271,27 +272,27 @@ type countingNotifier struct {
 	seq    atomic.Int64
 }
 
-func (n *countingNotifier) ref() sweep.MessageRef {
-	return sweep.MessageRef{Channel: channel, TS: fmt.Sprintf("1700000000.%06d", n.seq.Add(1))}
+func (n *countingNotifier) ref() alert.MessageRef {
+	return alert.MessageRef{Channel: channel, TS: fmt.Sprintf("1700000000.%06d", n.seq.Add(1))}
 }
 
-func (n *countingNotifier) Notify(context.Context, sweep.Alert) (sweep.MessageRef, error) {
+func (n *countingNotifier) Notify(context.Context, alert.Alert) (alert.MessageRef, error) {
 	n.alerts.Add(1)
 	return n.ref(), nil
 }
 
-func (n *countingNotifier) NotifyGroup(context.Context, sweep.Group) (sweep.MessageRef, error) {
+func (n *countingNotifier) NotifyGroup(context.Context, alert.Group) (alert.MessageRef, error) {
 	n.alerts.Add(1)
 	return n.ref(), nil
 }
 
-func (n *countingNotifier) Resolve(context.Context, sweep.MessageRef, sweep.Alert) error { return nil }
+func (n *countingNotifier) Resolve(context.Context, alert.MessageRef, alert.Alert) error { return nil }
 
-func (n *countingNotifier) ResolveGroup(context.Context, sweep.MessageRef, sweep.Group) error {
+func (n *countingNotifier) ResolveGroup(context.Context, alert.MessageRef, alert.Group) error {
 	return nil
 }
 
-func (n *countingNotifier) Summary(context.Context, sweep.Summary) error { return nil }
+func (n *countingNotifier) Summary(context.Context, alert.Summary) error { return nil }
 
 func writeHeapProfile(path string) error {
 	f, err := os.Create(path)
