@@ -5,6 +5,7 @@ package diagnose
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -89,7 +90,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 
 var (
 	// kafkaFrame is one of Kafka's own stack frames.
-	kafkaFrame = regexp.MustCompile(`^\s*at ((?:kafka|org\.apache\.kafka)\.[\w$.]+)\(`)
+	kafkaFrame = regexp.MustCompile(`^\s*at ((?:kafka|org\.apache\.kafka)\.[\w$.]+)\((?:([\w$]+\.(?:java|scala)):(\d+)\))?`)
 	// exceptionName reads the class of an exception line.
 	exceptionName = regexp.MustCompile(`^\s*(?:Caused by: |Suppressed: )?((?:[a-z][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)\b)`)
 	// inlineException is an exception quoted inside a record's message.
@@ -109,11 +110,20 @@ type terminalEvent struct {
 	// "Caused by:" in order; rootCause is the last of them ("" for none).
 	chain     []string
 	rootCause string
-	// frames are the first Kafka frames of the chain (at most 3).
+	// frames are the first Kafka frames of the chain (at most 3), and
+	// sites their source file and line where the frame names them.
 	frames []string
+	sites  []frameSite
 	// jdkOrigin is the first frame of the chain in a JDK class that names
 	// the component a failure comes from (jdkOriginClasses), "" for none.
 	jdkOrigin string
+}
+
+// frameSite is a stack frame's method with the file and line it names
+// ("at a.b.C.m(C.java:141)").
+type frameSite struct {
+	frame, file string
+	line        int
 }
 
 // crashReading is what the structural reader found at a log's end.
@@ -379,6 +389,9 @@ func readEvent(lines []string, nums []int, i int, kind string) (terminalEvent, i
 			if len(ev.frames) < 3 && strings.Contains(l, "kafka.") {
 				if m := kafkaFrame.FindStringSubmatch(l); m != nil {
 					ev.frames = append(ev.frames, m[1])
+					if n, err := strconv.Atoi(m[3]); err == nil {
+						ev.sites = append(ev.sites, frameSite{frame: m[1], file: m[2], line: n})
+					}
 				}
 			}
 			if ev.jdkOrigin == "" && strings.Contains(l, "security") {
