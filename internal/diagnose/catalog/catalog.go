@@ -196,6 +196,7 @@ type Stats struct {
 	Release     string
 	Product     string
 	Templates   int
+	New         int // templates no release of the same product before it (in catalogue order) has
 	Fatal       int
 	FatalMapped int
 	FatalDefers int // fatal terminal events whose class is their cause's
@@ -212,8 +213,14 @@ func (c *Catalog) ReleaseStats() []Stats {
 		by[r.Name] = &out[i]
 	}
 	for _, t := range c.Templates {
+		products := map[string]bool{}
 		for _, v := range t.Versions {
 			s := by[v]
+			if !products[s.Product] {
+				// Versions are in catalogue order, oldest first per product.
+				products[s.Product] = true
+				s.New++
+			}
 			s.Templates++
 			s.ByKind[t.Kind]++
 			if t.Class != "" {
