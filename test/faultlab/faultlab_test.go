@@ -453,3 +453,29 @@ func readKnownMisses(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// TestVersionHintsNameTheRecordedRelease: where the diagnosis reads a Kafka
+// version from a stack frame's line (Finding.VersionHint), the releases it
+// names include the one that printed the recording.
+func TestVersionHintsNameTheRecordedRelease(t *testing.T) {
+	dir := dataDir(t)
+	m, err := ReadManifests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := 0
+	for _, e := range m.Entries {
+		for _, f := range classify(t, filepath.Join(dir, e.Log), diagnose.Role(e.Role)) {
+			if f.VersionHint == "" {
+				continue
+			}
+			hints++
+			_, rest, ok := strings.Cut(f.VersionHint, " is where Kafka ")
+			releases, _, _ := strings.Cut(rest, " throws ")
+			if !ok || !slices.Contains(strings.Split(releases, ", "), e.Version) {
+				t.Errorf("%s: hint %q does not name %s", e.Log, f.VersionHint, e.Version)
+			}
+		}
+	}
+	t.Logf("%d of %d recordings' findings carry a version hint", hints, len(m.Entries))
+}
