@@ -33,10 +33,11 @@ type byteSite struct {
 
 // classFile is the part of a parsed class file the site reader needs.
 type classFile struct {
-	name  string // qualified (a.b.C$D)
-	cp    []cpEntry
-	bsm   [][]uint16 // bootstrap methods' static argument indexes
-	codes []methodCode
+	name       string // qualified (a.b.C$D)
+	interfaces []string
+	cp         []cpEntry
+	bsm        [][]uint16 // bootstrap methods' static argument indexes
+	codes      []methodCode
 }
 
 type cpEntry struct {
@@ -88,7 +89,9 @@ func parseClass(b []byte) (*classFile, error) {
 	r.skip(2) // access flags
 	cf.name = strings.ReplaceAll(cf.className(r.u2()), "/", ".")
 	r.skip(2) // super
-	r.skip(2 * int(r.u2()))
+	for k, nk := 0, int(r.u2()); k < nk && r.err == nil; k++ {
+		cf.interfaces = append(cf.interfaces, cf.className(r.u2()))
+	}
 	for f, nf := 0, int(r.u2()); f < nf && r.err == nil; f++ {
 		r.skip(6)
 		r.skipAttributes()
@@ -183,6 +186,24 @@ func (mc methodCode) lineAt(pc int) int {
 
 // reFormatVerb is a java.util.Formatter conversion.
 var reFormatVerb = regexp.MustCompile(`%(?:\d+\$)?[-#+ 0,(<]*\d*(?:\.\d+)?[a-zA-Z]`)
+
+// generatedClass says whether a class is generated or bundled code, which
+// the source reading leaves out too (its generated() reads the sources'
+// "AUTOMATICALLY GENERATED" header, which a class file does not keep):
+// Kafka's protocol and record classes (they implement Message) and their
+// JSON converters, and the shaded libraries.
+func (cf *classFile) generatedClass() bool {
+	top, _, _ := strings.Cut(cf.name, "$")
+	if strings.HasPrefix(cf.name, "org.apache.kafka.shaded.") || strings.HasSuffix(top, "JsonConverter") || strings.HasSuffix(top, "JsonConverters") {
+		return true
+	}
+	for _, i := range cf.interfaces {
+		if i == "org/apache/kafka/common/protocol/Message" || i == "org/apache/kafka/common/protocol/ApiMessage" {
+			return true
+		}
+	}
+	return false
+}
 
 // isExceptionType says whether an internal class name is an exception type
 // by its name, as Kafka, Scala and the JDK name theirs.

@@ -56,3 +56,21 @@ func TestUsefulText(t *testing.T) {
 		}
 	}
 }
+
+func TestGeneratedClass(t *testing.T) {
+	tests := []struct {
+		cf   classFile
+		want bool
+	}{
+		{classFile{name: "org.apache.kafka.raft.QuorumState"}, false},
+		{classFile{name: "org.apache.kafka.common.message.FetchRequestData", interfaces: []string{"org/apache/kafka/common/protocol/ApiMessage"}}, true},
+		{classFile{name: "org.apache.kafka.common.message.FetchRequestData$FetchTopic", interfaces: []string{"org/apache/kafka/common/protocol/Message"}}, true},
+		{classFile{name: "org.apache.kafka.common.metadata.PartitionRecordJsonConverter$PartitionRecordJson"}, true},
+		{classFile{name: "org.apache.kafka.shaded.com.google.protobuf.FieldSet"}, true},
+	}
+	for _, tc := range tests {
+		if got := tc.cf.generatedClass(); got != tc.want {
+			t.Errorf("%s: generated %v, want %v", tc.cf.name, got, tc.want)
+		}
+	}
+}

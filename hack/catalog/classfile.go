@@ -74,6 +74,9 @@ func readClassStrings(jars []string) (classStrings, []classSite, error) {
 			for _, s := range strs {
 				cs[name] = append(cs[name], strings.ReplaceAll(s, "\x01", "{}"))
 			}
+			if cf.generatedClass() {
+				continue
+			}
 			for _, bs := range cf.sites() {
 				sites = append(sites, classSite{byteSite: bs, Thrower: name, Jar: filepath.Base(j), File: zf.Name})
 			}
