@@ -143,6 +143,27 @@ type crashReading struct {
 	excerpt *terminalEvent
 }
 
+// faultHandlerLogger is the logger of Kafka's non-fatal fault handler
+// (metadata loading and publishing faults on a broker): it logs the fault
+// and the component carries on with what it has.
+const faultHandlerLogger = "org.apache.kafka.server.fault.LoggingFaultHandler"
+
+// sameFaultCascade reports whether next is a later fault of the same kind
+// ("Encountered metadata loading fault: ...") that the LoggingFaultHandler
+// reported after ev: the component ran on after ev with a partial state
+// (a MetadataLoader that could not load its snapshot initialises its
+// publishers on an empty image and fails again), so the first fault is
+// the cause and the later ones its consequences.
+func (ev *terminalEvent) sameFaultCascade(next *terminalEvent) bool {
+	if ev == nil {
+		return false
+	}
+	msg, logger := messageOf(ev.joined)
+	nextMsg, nextLogger := messageOf(next.joined)
+	kind, _, ok := strings.Cut(msg, ": ")
+	return ok && logger == faultHandlerLogger && nextLogger == faultHandlerLogger && strings.HasPrefix(nextMsg, kind+": ")
+}
+
 // cause returns the event whose chain explains the crash: the terminal
 // event, else the last error record with a chain.
 func (c *crashReading) cause() *terminalEvent {
@@ -364,7 +385,7 @@ func (t *logTail) readCrash() crashReading {
 		if kind != "" {
 			c.events = append(c.events, ev)
 		}
-		if isError && len(ev.chain) > 0 {
+		if isError && len(ev.chain) > 0 && !c.lastError.sameFaultCascade(&ev) {
 			last := ev
 			c.lastError = &last
 		}

@@ -75,3 +75,32 @@ func TestFrameSitesRead(t *testing.T) {
 		t.Errorf("frame sites %+v, want %+v", got, want)
 	}
 }
+
+// TestSameFaultCascade: a later fault the LoggingFaultHandler reports with
+// the same kind as an earlier one is that one's consequence; any other
+// error record is not.
+func TestSameFaultCascade(t *testing.T) {
+	rec := func(msg, logger string) *terminalEvent {
+		line := "[2025-01-01 00:00:00,000] ERROR " + msg + " (" + logger + ")"
+		return &terminalEvent{text: line, joined: line}
+	}
+	const lfh = "org.apache.kafka.server.fault.LoggingFaultHandler"
+	loading := rec("Encountered metadata loading fault: Unhandled fault in MetadataLoader#handleLoadSnapshot. Snapshot offset was 119", lfh)
+	tests := []struct {
+		name        string
+		first       *terminalEvent
+		next        *terminalEvent
+		consequence bool
+	}{
+		{"the same kind of fault after it", loading, rec("Encountered metadata loading fault: Unhandled error initializing new publishers", lfh), true},
+		{"another kind of fault", loading, rec("Encountered metadata publishing fault: Error applying topics delta in MetadataDelta up to 189", lfh), false},
+		{"the same words from another logger", loading, rec("Encountered metadata loading fault: x", "kafka.server.BrokerServer"), false},
+		{"a first error of another logger", rec("Encountered metadata loading fault: x", "kafka.server.BrokerServer"), rec("Encountered metadata loading fault: y", lfh), false},
+		{"no earlier error", nil, loading, false},
+	}
+	for _, tc := range tests {
+		if got := tc.first.sameFaultCascade(tc.next); got != tc.consequence {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.consequence)
+		}
+	}
+}
