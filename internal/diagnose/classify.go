@@ -323,7 +323,8 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 
 // versionHint reads the Kafka release from a stack frame: the first frame
 // in the template's throwing class whose line is where some releases of
-// the catalogue start that throw. "" when none fits.
+// the catalogue start that throw, and the releases whose line is not known
+// (they may fit as well). "" when none fits.
 func versionHint(t *catalog.Template, sites []frameSite) string {
 	for _, s := range sites {
 		if c := frameClass(s.frame); c != t.Thrower && !strings.HasPrefix(c, t.Thrower+"$") {
@@ -333,8 +334,13 @@ func versionHint(t *catalog.Template, sites []frameSite) string {
 		if len(rel) == 0 {
 			continue
 		}
-		return fmt.Sprintf("the frame %s(%s:%d) is where Kafka %s throws this message (%d of the %d releases the catalogue holds it for)",
+		hint := fmt.Sprintf("the frame %s(%s:%d) is where Kafka %s throws this message (%d of the %d releases the catalogue holds it for",
 			s.frame, s.file, s.line, strings.Join(rel, ", "), len(rel), len(t.Versions))
+		if unknown := t.ReleasesWithoutLine(); len(unknown) > 0 {
+			// Read from class files without the site's line: they may fit too.
+			hint += "; its line in Kafka " + strings.Join(unknown, ", ") + " is not known"
+		}
+		return hint + ")"
 	}
 	return ""
 }

@@ -456,26 +456,32 @@ func readKnownMisses(t *testing.T) map[string]string {
 
 // TestVersionHintsNameTheRecordedRelease: where the diagnosis reads a Kafka
 // version from a stack frame's line (Finding.VersionHint), the releases it
-// names include the one that printed the recording.
+// names as fitting, or as those whose line is not known, include the one
+// that printed the recording.
 func TestVersionHintsNameTheRecordedRelease(t *testing.T) {
 	dir := dataDir(t)
 	m, err := ReadManifests(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hints := 0
+	hints, exact := 0, 0
 	for _, e := range m.Entries {
 		for _, f := range classify(t, filepath.Join(dir, e.Log), diagnose.Role(e.Role)) {
 			if f.VersionHint == "" {
 				continue
 			}
 			hints++
+			if _, fits, _ := strings.Cut(f.VersionHint, " is where Kafka "); slices.Contains(strings.Split(strings.SplitN(fits, " throws ", 2)[0], ", "), e.Version) {
+				exact++
+			}
 			_, rest, ok := strings.Cut(f.VersionHint, " is where Kafka ")
-			releases, _, _ := strings.Cut(rest, " throws ")
-			if !ok || !slices.Contains(strings.Split(releases, ", "), e.Version) {
+			releases, rest, _ := strings.Cut(rest, " throws ")
+			_, unknown, _ := strings.Cut(rest, "; its line in Kafka ")
+			unknown, _, _ = strings.Cut(unknown, " is not known")
+			if !ok || !slices.Contains(append(strings.Split(releases, ", "), strings.Split(unknown, ", ")...), e.Version) {
 				t.Errorf("%s: hint %q does not name %s", e.Log, f.VersionHint, e.Version)
 			}
 		}
 	}
-	t.Logf("%d of %d recordings' findings carry a version hint", hints, len(m.Entries))
+	t.Logf("%d of %d recordings' findings carry a version hint, %d of them naming the recorded release as fitting", hints, len(m.Entries), exact)
 }

@@ -244,6 +244,18 @@ func (c *Catalog) ReleaseStats() []Stats {
 // call, which follows the arguments built on the lines after the `throw`.
 const statementSpan = 5
 
+// ReleasesWithoutLine returns the releases that have t but whose line the
+// catalogue does not know (class-file releases that only kept it).
+func (t *Template) ReleasesWithoutLine() []string {
+	var out []string
+	for i, l := range t.Lines {
+		if l == 0 {
+			out = append(out, t.Versions[i])
+		}
+	}
+	return out
+}
+
 // ReleasesAt returns the releases in which the site of t starts on line or
 // at most statementSpan lines above it: the releases whose code can have
 // thrown t from a stack frame at that line of t's thrower. It is empty

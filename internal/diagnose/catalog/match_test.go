@@ -275,6 +275,9 @@ func TestLinesPerRelease(t *testing.T) {
 			t.Errorf("ReleasesAt(%d) = %q, want %q", line, got, want)
 		}
 	}
+	if got := strings.Join(tp.ReleasesWithoutLine(), ","); got != "3.0" {
+		t.Errorf("ReleasesWithoutLine = %q, want 3.0", got)
+	}
 	f.Templates[0].Lines = []int{10, 40}
 	if _, err := FromFile(f); err == nil {
 		t.Error("two lines for three releases loaded")
