@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -24,13 +25,22 @@ import (
 // of it and its nested classes (C$D, C$, lambdas).
 type classStrings map[string][]string
 
-// readClassStrings reads every .class file of the jars.
-func readClassStrings(jars []string) (classStrings, error) {
+// classSite is an exception construction read from a class file, with the
+// top-level class it belongs to and where it was read.
+type classSite struct {
+	byteSite
+	Thrower, Jar, File string
+}
+
+// readClassStrings reads every .class file of the jars: their string
+// constants, and their exception constructions (bytecode.go).
+func readClassStrings(jars []string) (classStrings, []classSite, error) {
 	cs := classStrings{}
+	var sites []classSite
 	for _, j := range jars {
 		zr, err := zip.OpenReader(j)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", j, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", j, err)
 		}
 		for _, zf := range zr.File {
 			if !strings.HasSuffix(zf.Name, ".class") {
@@ -39,18 +49,23 @@ func readClassStrings(jars []string) (classStrings, error) {
 			rc, err := zf.Open()
 			if err != nil {
 				zr.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			data, err := io.ReadAll(rc)
 			rc.Close()
 			if err != nil {
 				zr.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			strs, err := constantStrings(data)
 			if err != nil {
 				zr.Close()
-				return nil, fmt.Errorf("%s %s: %w", j, zf.Name, err)
+				return nil, nil, fmt.Errorf("%s %s: %w", j, zf.Name, err)
+			}
+			cf, err := parseClass(data)
+			if err != nil {
+				zr.Close()
+				return nil, nil, fmt.Errorf("%s %s: %w", j, zf.Name, err)
 			}
 			name := strings.ReplaceAll(strings.TrimSuffix(zf.Name, ".class"), "/", ".")
 			if i := strings.IndexByte(name, '$'); i >= 0 {
@@ -59,10 +74,16 @@ func readClassStrings(jars []string) (classStrings, error) {
 			for _, s := range strs {
 				cs[name] = append(cs[name], strings.ReplaceAll(s, "\x01", "{}"))
 			}
+			if cf.generatedClass() {
+				continue
+			}
+			for _, bs := range cf.sites() {
+				sites = append(sites, classSite{byteSite: bs, Thrower: name, Jar: filepath.Base(j), File: zf.Name})
+			}
 		}
 		zr.Close()
 	}
-	return cs, nil
+	return cs, sites, nil
 }
 
 var errClassFormat = errors.New("not a class file")

@@ -49,6 +49,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -211,6 +212,7 @@ func (b *builder) add(ri int, s site, src catalog.Provenance) {
 	t.Fatal = t.Fatal || s.Fatal
 	if n := len(t.In); n == 0 || t.In[n-1] != ri {
 		t.In = append(t.In, ri)
+		t.Lines = append(t.Lines, src.Line)
 		// Provenance: the newest release read (releases are read oldest first).
 		t.Source = src
 	}
@@ -239,7 +241,7 @@ func (b *builder) readClassFiles(cache string, r kafkaRelease) error {
 	if err != nil {
 		return err
 	}
-	cs, err := readClassStrings(jars)
+	cs, sites, err := readClassStrings(jars)
 	if err != nil {
 		return err
 	}
@@ -250,22 +252,64 @@ func (b *builder) readClassFiles(cache string, r kafkaRelease) error {
 	sort.Strings(arts)
 	ri := b.newRelease("kafka", r.Version, arts)
 	b.missing = append(b.missing, catalog.Missing{Name: r.Version, Why: "no -sources jars on Maven Central: the templates of " +
-		b.releases[prev].Name + " whose text its class files still hold are counted for it; its new messages are not in the catalogue"})
+		b.releases[prev].Name + " whose text its class files still hold are counted for it, and the exception messages its bytecode builds from constants are added (bytecode.go); its new log messages and messages built otherwise are not in the catalogue"})
 	kept, total := 0, 0
+	// The earlier release's templates by thrower and literal text: a site
+	// of the bytecode with the same key is the same message (its line is
+	// then the template's line in this release).
+	known := map[string]*catalog.FileTemplate{}
 	for _, id := range b.order {
 		t := b.templates[id]
 		if n := len(t.In); n == 0 || t.In[n-1] != prev {
 			continue
 		}
 		total++
+		known[t.Thrower+"\x00"+literalKey(t.Text)] = t
 		if cs.hasTemplate(t.Thrower, t.Text) {
 			t.In = append(t.In, ri)
+			t.Lines = append(t.Lines, 0)
 			kept++
 		}
 	}
-	log.Printf("kafka %s: %d of the %d templates of %s found in its class files", r.Version, kept, total, b.releases[prev].Name)
+	added := 0
+	for _, s := range sites {
+		key := s.Thrower + "\x00" + literalKey(s.Text)
+		if t := known[key]; t != nil {
+			if n := len(t.In); t.In[n-1] == ri && t.Lines[n-1] == 0 {
+				t.Lines[n-1] = s.Line
+			}
+			continue
+		}
+		if !usefulText(s.Text) {
+			continue
+		}
+		id := catalog.TemplateID(s.Kind, s.Exception, s.Thrower, s.Text)
+		if b.templates[id] == nil {
+			added++
+		}
+		b.add(ri, site{Kind: s.Kind, Exception: s.Exception, Thrower: s.Thrower, Text: s.Text},
+			catalog.Provenance{Repo: "org.apache.kafka:" + strings.TrimSuffix(strings.TrimSuffix(s.Jar, ".jar"), "-"+r.Version) + " (class files)",
+				Version: r.Version, File: s.File, Line: s.Line})
+		known[key] = b.templates[id]
+	}
+	log.Printf("kafka %s: %d of the %d templates of %s found in its class files; %d exception sites in its bytecode, %d new templates from them",
+		r.Version, kept, total, b.releases[prev].Name, len(sites), added)
 	return nil
 }
+
+// literalKey is a template's text without its placeholders and spaces: two
+// readings of one message (the source's, the bytecode's) share it.
+func literalKey(text string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(text, catalog.Placeholder, " ")), "")
+}
+
+// usefulText says whether a message read from bytecode can stand as a
+// template: a word of three letters and eight literal bytes at least.
+func usefulText(text string) bool {
+	return len(literalKey(text)) >= 8 && reWord.MatchString(text)
+}
+
+var reWord = regexp.MustCompile(`[A-Za-z]{3}`)
 
 // readRelease reads every Java and Scala file of the given source jars.
 func (b *builder) readRelease(product, version, group string, jars []string) error {

@@ -16,6 +16,12 @@ type kafkaRelease struct {
 // kafka_2.12 from 0.10.1.1 to 3.9.2, kafka_2.11 up to 2.4.1. The Scala build
 // does not change Kafka's messages: kafka_2.11 is read up to 2.3.1 (it is the
 // one Scala build every one of those lines has), kafka_2.13 from 2.4.
+//
+// From 4.2 on only the first release of a line has -sources jars on Maven
+// Central (4.2.0 and 4.3.0 do; 4.2.2, 4.3.2 and 4.4.0 do not, checked
+// 2026-12-02): 4.2.0 and 4.3.0 are read from their sources, so the messages
+// new in those lines are in the catalogue, and the later patches from their
+// class files against them. 4.4.0 has no -sources jar at all.
 var kafkaReleases = []kafkaRelease{
 	{"0.10.0.1", "kafka_2.11"},
 	{"0.10.1.1", "kafka_2.11"},
@@ -44,7 +50,9 @@ var kafkaReleases = []kafkaRelease{
 	{"3.9.2", "kafka_2.13"},
 	{"4.0.2", "kafka_2.13"},
 	{"4.1.2", "kafka_2.13"},
+	{"4.2.0", "kafka_2.13"},
 	{"4.2.2", "kafka_2.13"},
+	{"4.3.0", "kafka_2.13"},
 	{"4.3.2", "kafka_2.13"},
 	{"4.4.0", "kafka_2.13"},
 }

@@ -4,6 +4,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -39,6 +40,10 @@ type structuralClass struct {
 	event *terminalEvent
 	// osCause is set when an operating-system error decided the class.
 	osCause bool
+	// versions says which Kafka releases the throwing frame's line fits
+	// ("" when no frame of the matched template's thrower has a line the
+	// catalogue knows).
+	versions string
 }
 
 // extraOSCauses are operating-system error texts the catalogue's list does
@@ -249,7 +254,9 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 	if cat != nil {
 		for _, t := range texts[:len(texts)-1] {
 			if m, ok := cat.Match(t); ok && m.Class != "" {
-				return found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
+				f := found(m.Class, "catalogue template "+m.Template.ID+" ("+m.Template.Thrower+")")
+				f.versions = versionHint(m.Template, ev.sites)
+				return f
 			}
 		}
 	}
@@ -314,6 +321,30 @@ func classifyEvent(ev *terminalEvent) structuralClass {
 	return structuralClass{}
 }
 
+// versionHint reads the Kafka release from a stack frame: the first frame
+// in the template's throwing class whose line is where some releases of
+// the catalogue start that throw, and the releases whose line is not known
+// (they may fit as well). "" when none fits.
+func versionHint(t *catalog.Template, sites []frameSite) string {
+	for _, s := range sites {
+		if c := frameClass(s.frame); c != t.Thrower && !strings.HasPrefix(c, t.Thrower+"$") {
+			continue
+		}
+		rel := t.ReleasesAt(s.line)
+		if len(rel) == 0 {
+			continue
+		}
+		hint := fmt.Sprintf("the frame %s(%s:%d) is where Kafka %s throws this message (%d of the %d releases the catalogue holds it for",
+			s.frame, s.file, s.line, strings.Join(rel, ", "), len(rel), len(t.Versions))
+		if unknown := t.ReleasesWithoutLine(); len(unknown) > 0 {
+			// Read from class files without the site's line: they may fit too.
+			hint += "; its line in Kafka " + strings.Join(unknown, ", ") + " is not known"
+		}
+		return hint + ")"
+	}
+	return ""
+}
+
 func simpleExceptionName(qualified string) string {
 	return qualified[strings.LastIndexByte(qualified, '.')+1:]
 }
@@ -345,16 +376,21 @@ func (sc *scan) structuralFinding(cls structuralClass) (Finding, bool) {
 			evidence = append(evidence, c)
 		}
 	}
+	explanation := strings.TrimSpace(rule.Explanation) + "\n\nRecognised from the structure of the crash, not from a pattern of the rule: " +
+		cls.basis + ", in the exception chain of the line where the process ended (or of the last error in the log)."
+	if cls.versions != "" {
+		explanation += "\n\nKafka version (a hint from the stack trace): " + cls.versions + "."
+	}
 	return Finding{
-		Rule:       rule.ID,
-		Class:      cls.class,
-		Title:      rule.Title,
-		Severity:   rule.Severity,
-		Confidence: min(rule.Confidence, 0.7),
-		Risk:       rule.Risk,
-		Evidence:   evidence,
-		Explanation: strings.TrimSpace(rule.Explanation) + "\n\nRecognised from the structure of the crash, not from a pattern of the rule: " +
-			cls.basis + ", in the exception chain of the line where the process ended (or of the last error in the log).",
-		Remedy: Remedy{Action: rule.Remedy.Label, Steps: append([]string(nil), rule.Remedy.Steps...)},
+		Rule:        rule.ID,
+		Class:       cls.class,
+		Title:       rule.Title,
+		Severity:    rule.Severity,
+		Confidence:  min(rule.Confidence, 0.7),
+		Risk:        rule.Risk,
+		Evidence:    evidence,
+		Explanation: explanation,
+		Remedy:      Remedy{Action: rule.Remedy.Label, Steps: append([]string(nil), rule.Remedy.Steps...)},
+		VersionHint: cls.versions,
 	}, true
 }

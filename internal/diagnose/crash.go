@@ -5,6 +5,7 @@ package diagnose
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -89,7 +90,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 
 var (
 	// kafkaFrame is one of Kafka's own stack frames.
-	kafkaFrame = regexp.MustCompile(`^\s*at ((?:kafka|org\.apache\.kafka)\.[\w$.]+)\(`)
+	kafkaFrame = regexp.MustCompile(`^\s*at ((?:kafka|org\.apache\.kafka)\.[\w$.]+)\((?:([\w$]+\.(?:java|scala)):(\d+)\))?`)
 	// exceptionName reads the class of an exception line.
 	exceptionName = regexp.MustCompile(`^\s*(?:Caused by: |Suppressed: )?((?:[a-z][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)\b)`)
 	// inlineException is an exception quoted inside a record's message.
@@ -109,11 +110,20 @@ type terminalEvent struct {
 	// "Caused by:" in order; rootCause is the last of them ("" for none).
 	chain     []string
 	rootCause string
-	// frames are the first Kafka frames of the chain (at most 3).
+	// frames are the first Kafka frames of the chain (at most 3), and
+	// sites their source file and line where the frame names them.
 	frames []string
+	sites  []frameSite
 	// jdkOrigin is the first frame of the chain in a JDK class that names
 	// the component a failure comes from (jdkOriginClasses), "" for none.
 	jdkOrigin string
+}
+
+// frameSite is a stack frame's method with the file and line it names
+// ("at a.b.C.m(C.java:141)").
+type frameSite struct {
+	frame, file string
+	line        int
 }
 
 // crashReading is what the structural reader found at a log's end.
@@ -131,6 +141,27 @@ type crashReading struct {
 	// excerpt shows when it has neither a terminal event nor an error
 	// record. It names a class, never an automated remedy.
 	excerpt *terminalEvent
+}
+
+// faultHandlerLogger is the logger of Kafka's non-fatal fault handler
+// (metadata loading and publishing faults on a broker): it logs the fault
+// and the component carries on with what it has.
+const faultHandlerLogger = "org.apache.kafka.server.fault.LoggingFaultHandler"
+
+// sameFaultCascade reports whether next is a later fault of the same kind
+// ("Encountered metadata loading fault: ...") that the LoggingFaultHandler
+// reported after ev: the component ran on after ev with a partial state
+// (a MetadataLoader that could not load its snapshot initialises its
+// publishers on an empty image and fails again), so the first fault is
+// the cause and the later ones its consequences.
+func (ev *terminalEvent) sameFaultCascade(next *terminalEvent) bool {
+	if ev == nil {
+		return false
+	}
+	msg, logger := messageOf(ev.joined)
+	nextMsg, nextLogger := messageOf(next.joined)
+	kind, _, ok := strings.Cut(msg, ": ")
+	return ok && logger == faultHandlerLogger && nextLogger == faultHandlerLogger && strings.HasPrefix(nextMsg, kind+": ")
 }
 
 // cause returns the event whose chain explains the crash: the terminal
@@ -354,7 +385,7 @@ func (t *logTail) readCrash() crashReading {
 		if kind != "" {
 			c.events = append(c.events, ev)
 		}
-		if isError && len(ev.chain) > 0 {
+		if isError && len(ev.chain) > 0 && !c.lastError.sameFaultCascade(&ev) {
 			last := ev
 			c.lastError = &last
 		}
@@ -379,6 +410,9 @@ func readEvent(lines []string, nums []int, i int, kind string) (terminalEvent, i
 			if len(ev.frames) < 3 && strings.Contains(l, "kafka.") {
 				if m := kafkaFrame.FindStringSubmatch(l); m != nil {
 					ev.frames = append(ev.frames, m[1])
+					if n, err := strconv.Atoi(m[3]); err == nil {
+						ev.sites = append(ev.sites, frameSite{frame: m[1], file: m[2], line: n})
+					}
 				}
 			}
 			if ev.jdkOrigin == "" && strings.Contains(l, "security") {

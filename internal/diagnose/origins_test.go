@@ -65,6 +65,20 @@ func TestClassesFromOriginNotPath(t *testing.T) {
 				"\tat java.base/java.lang.Long.parseLong(Long.java:711)\n" +
 				"\tat org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile$Formatter.fromString(OffsetCheckpointFile.java:88)\n",
 			"corrupt-checkpoint-file"},
+		{"EROFS under a storage exception is the read-only data dir, not the generic I/O class (the root cause wins)",
+			"[2025-01-01 00:00:00,000] ERROR Encountered fatal fault: caught exception (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
+				"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /var/lib/kafka/data/__cluster_metadata-0/leader-epoch-checkpoint\n" +
+				"\tat org.apache.kafka.storage.internals.checkpoint.CheckpointFileWithFailureHandler.write(CheckpointFileWithFailureHandler.java:52)\n" +
+				"Caused by: java.nio.file.FileSystemException: /var/lib/kafka/data/__cluster_metadata-0/leader-epoch-checkpoint.tmp: Read-only file system\n" +
+				"\tat java.base/sun.nio.fs.UnixException.translateToIOException(UnixException.java:100)\n",
+			"data-dir-read-only"},
+		{"EIO under the same storage exception stays the I/O class",
+			"[2025-01-01 00:00:00,000] ERROR Encountered fatal fault: caught exception (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n" +
+				"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /var/lib/kafka/data/__cluster_metadata-0/leader-epoch-checkpoint\n" +
+				"\tat org.apache.kafka.storage.internals.checkpoint.CheckpointFileWithFailureHandler.write(CheckpointFileWithFailureHandler.java:52)\n" +
+				"Caused by: java.io.IOException: Input/output error\n" +
+				"\tat java.base/sun.nio.ch.FileDispatcherImpl.force0(Native Method)\n",
+			"storage-io-error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

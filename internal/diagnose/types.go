@@ -187,6 +187,11 @@ type Finding struct {
 	Evidence    []string `json:"evidence"`
 	Explanation string   `json:"explanation"`
 	Remedy      Remedy   `json:"remedy"`
+	// VersionHint says which Kafka releases a stack frame of the crash fits
+	// (the frame's line against the catalogue's line of the thrown
+	// message in each release); set on a finding read from the structure
+	// of the crash, "" when no frame fits.
+	VersionHint string `json:"versionHint,omitempty"`
 	// Offsets is set for metadata-log-offset-mismatch.
 	Offsets *OffsetTriage `json:"offsets,omitempty"`
 	// Role is the node role the remedy was decided for: the Snapshot's

@@ -77,8 +77,23 @@ func TestRecordedLogsClassified(t *testing.T) {
 			if len(got) > 0 {
 				first = got[0].Class
 			}
+			r, _ := recipeByName(e.Recipe)
+			runsOn := r.runsOn(e.Version)
 			// One row per recording for docs/FAULTLAB.md's table (go test -v).
-			t.Logf("row\t%s\t%s\t%s\t%s\t%d\t%v\t%s", e.Version, e.Recipe, e.Class, first, e.ExitCode, e.StoppedByLab, e.TerminalLine)
+			t.Logf("row\t%s\t%s\t%s\t%s\t%d\t%v\t%v\t%s", e.Version, e.Recipe, e.Class, first, e.ExitCode, e.StoppedByLab, runsOn != "", e.TerminalLine)
+			if runsOn != "" {
+				// Kafka only logged the fault and ran on: no crash to
+				// classify, and nothing alarming to say about it.
+				if _, known := misses[e.Version+"/"+e.Recipe]; known {
+					t.Errorf("%s runs on (%s): it has no class to miss, remove it from %s", e.Log, runsOn, knownMissesFile)
+				}
+				for _, f := range got {
+					if f.Severity == diagnose.SeverityHigh || f.Severity == diagnose.SeverityCritical {
+						t.Errorf("%s: Kafka %s runs on (%s), but the diagnosis raises %s (%s, %s)", e.Log, e.Version, runsOn, f.Rule, f.Class, f.Severity)
+					}
+				}
+				return
+			}
 			if why, known := misses[e.Version+"/"+e.Recipe]; known {
 				// A listed miss is the diagnosis' open gap, counted in
 				// docs/FAULTLAB.md; once it is classified right the list
@@ -124,6 +139,10 @@ func TestManifestMatchesRecordings(t *testing.T) {
 			t.Errorf("%s: recipe %q is not in Recipes", e.Log, e.Recipe)
 		case r.Class != e.Class:
 			t.Errorf("%s: class %s, but recipe %s now says %s (re-record it)", e.Log, e.Class, r.Name, r.Class)
+		case r.runsOn(e.Version) != "" && (!e.StoppedByLab || e.ExitCode != 137):
+			// The recipe says Kafka carries on; the recording must show it
+			// (still running when the lab killed it).
+			t.Errorf("%s: recipe %s says Kafka %s runs on (%s), but it ended by itself (exit %d)", e.Log, r.Name, e.Version, r.runsOn(e.Version), e.ExitCode)
 		}
 		if !slices.Contains(classes, e.Class) {
 			t.Errorf("%s: class %q is not a failure class id", e.Log, e.Class)
@@ -388,6 +407,9 @@ func TestLive(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("%s in %s: exit %d (lab stopped it: %v); fault line: %s", r.Name, time.Since(start).Round(time.Second), out.ExitCode, out.StoppedByLab, shorten(out.ExpectLine, 200))
+				if why := r.runsOn(v); why != "" && !out.StoppedByLab {
+					t.Errorf("%s: Kafka %s ended by itself (exit %d), but the recipe says it runs on: %s", r.Name, v, out.ExitCode, why)
+				}
 				if !record {
 					return
 				}
@@ -430,4 +452,36 @@ func readKnownMisses(t *testing.T) map[string]string {
 		out[key] = strings.TrimSpace(why)
 	}
 	return out
+}
+
+// TestVersionHintsNameTheRecordedRelease: where the diagnosis reads a Kafka
+// version from a stack frame's line (Finding.VersionHint), the releases it
+// names as fitting, or as those whose line is not known, include the one
+// that printed the recording.
+func TestVersionHintsNameTheRecordedRelease(t *testing.T) {
+	dir := dataDir(t)
+	m, err := ReadManifests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints, exact := 0, 0
+	for _, e := range m.Entries {
+		for _, f := range classify(t, filepath.Join(dir, e.Log), diagnose.Role(e.Role)) {
+			if f.VersionHint == "" {
+				continue
+			}
+			hints++
+			if _, fits, _ := strings.Cut(f.VersionHint, " is where Kafka "); slices.Contains(strings.Split(strings.SplitN(fits, " throws ", 2)[0], ", "), e.Version) {
+				exact++
+			}
+			_, rest, ok := strings.Cut(f.VersionHint, " is where Kafka ")
+			releases, rest, _ := strings.Cut(rest, " throws ")
+			_, unknown, _ := strings.Cut(rest, "; its line in Kafka ")
+			unknown, _, _ = strings.Cut(unknown, " is not known")
+			if !ok || !slices.Contains(append(strings.Split(releases, ", "), strings.Split(unknown, ", ")...), e.Version) {
+				t.Errorf("%s: hint %q does not name %s", e.Log, f.VersionHint, e.Version)
+			}
+		}
+	}
+	t.Logf("%d of %d recordings' findings carry a version hint, %d of them naming the recorded release as fitting", hints, len(m.Entries), exact)
 }

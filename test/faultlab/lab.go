@@ -36,9 +36,24 @@ type Recipe struct {
 	// Skip, when set, says why the recipe does not apply to a release
 	// ("" when it does).
 	Skip func(Install) string
+	// RunsOn, when set, says why a release's Kafka does not die of the
+	// fault ("" when it does): Kafka's code only logs it and carries on.
+	// Such a recording is not a crash; the lab stops the node, and the
+	// expectation is that the diagnosis raises no high or critical
+	// finding on it (TestRecordedLogsClassified), not Class.
+	RunsOn func(Install) string
 	// Run sets up, injects and runs; it returns the recorded process,
 	// ended (by itself, or killed by the lab after a bounded wait).
 	Run func(*Session) (*Proc, error)
+}
+
+// runsOn is the reason r's fault does not end Kafka of version v ("" when
+// it does).
+func (r Recipe) runsOn(v string) string {
+	if r.RunsOn == nil {
+		return ""
+	}
+	return r.RunsOn(Install{Version: v})
 }
 
 // Outcome is what a recipe's run produced.

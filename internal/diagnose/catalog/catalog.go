@@ -62,6 +62,7 @@ type Template struct {
 	Wanted    string   // a class the taxonomy lacks that this template would need (reported in docs/CATALOGUE.md)
 	Fatal     bool     // printed on the way to the process exiting
 	Versions  []string // releases that have it (Release names)
+	Lines     []int    // the site's line in each release of Versions (0: not known); nil when not recorded
 	Source    Provenance
 
 	parts []string // Text split at Placeholder
@@ -92,14 +93,18 @@ type Missing struct {
 
 // FileTemplate is a Template as stored: releases by index into File.Releases.
 type FileTemplate struct {
-	ID        string     `json:"id"`
-	Text      string     `json:"text"`
-	Kind      string     `json:"kind"`
-	Exception string     `json:"exc,omitempty"`
-	Thrower   string     `json:"thrower,omitempty"`
-	Fatal     bool       `json:"fatal,omitempty"`
-	In        []int      `json:"in"`
-	Source    Provenance `json:"src"`
+	ID        string `json:"id"`
+	Text      string `json:"text"`
+	Kind      string `json:"kind"`
+	Exception string `json:"exc,omitempty"`
+	Thrower   string `json:"thrower,omitempty"`
+	Fatal     bool   `json:"fatal,omitempty"`
+	In        []int  `json:"in"`
+	// Lines is the line of the site in each release of In (0: not known,
+	// as for a release read from its class files that only kept an
+	// earlier release's template); empty in catalogues made before it.
+	Lines  []int      `json:"lines,omitempty"`
+	Source Provenance `json:"src"`
 }
 
 // SchemaVersion is the File schema this package reads.
@@ -170,6 +175,12 @@ func FromFile(f *File) (*Catalog, error) {
 			}
 			t.Versions = append(t.Versions, f.Releases[r].Name)
 		}
+		if len(ft.Lines) > 0 {
+			if len(ft.Lines) != len(ft.In) {
+				return nil, fmt.Errorf("catalog: template %s: %d lines for %d releases", ft.ID, len(ft.Lines), len(ft.In))
+			}
+			t.Lines = ft.Lines
+		}
 		t.Class, t.ClassWhy, t.Defers = classifyTemplate(t)
 		c.Templates = append(c.Templates, t)
 	}
@@ -185,6 +196,7 @@ type Stats struct {
 	Release     string
 	Product     string
 	Templates   int
+	New         int // templates no release of the same product before it (in catalogue order) has
 	Fatal       int
 	FatalMapped int
 	FatalDefers int // fatal terminal events whose class is their cause's
@@ -201,8 +213,14 @@ func (c *Catalog) ReleaseStats() []Stats {
 		by[r.Name] = &out[i]
 	}
 	for _, t := range c.Templates {
+		products := map[string]bool{}
 		for _, v := range t.Versions {
 			s := by[v]
+			if !products[s.Product] {
+				// Versions are in catalogue order, oldest first per product.
+				products[s.Product] = true
+				s.New++
+			}
 			s.Templates++
 			s.ByKind[t.Kind]++
 			if t.Class != "" {
@@ -216,6 +234,37 @@ func (c *Catalog) ReleaseStats() []Stats {
 					s.FatalDefers++
 				}
 			}
+		}
+	}
+	return out
+}
+
+// statementSpan is how many lines below the start of a throw statement a
+// stack frame's line can be: the JVM reports the line of the constructor
+// call, which follows the arguments built on the lines after the `throw`.
+const statementSpan = 5
+
+// ReleasesWithoutLine returns the releases that have t but whose line the
+// catalogue does not know (class-file releases that only kept it).
+func (t *Template) ReleasesWithoutLine() []string {
+	var out []string
+	for i, l := range t.Lines {
+		if l == 0 {
+			out = append(out, t.Versions[i])
+		}
+	}
+	return out
+}
+
+// ReleasesAt returns the releases in which the site of t starts on line or
+// at most statementSpan lines above it: the releases whose code can have
+// thrown t from a stack frame at that line of t's thrower. It is empty
+// when the catalogue has no lines for t.
+func (t *Template) ReleasesAt(line int) []string {
+	var out []string
+	for i, l := range t.Lines {
+		if l > 0 && line >= l && line-l <= statementSpan {
+			out = append(out, t.Versions[i])
 		}
 	}
 	return out

@@ -517,7 +517,7 @@ var osCauses = []struct {
 }{
 	{"No space left on device", "disk-full", "ENOSPC"},
 	{"Disk quota exceeded", "disk-full", "EDQUOT"},
-	{"Read-only file system", "storage-io-error", "EROFS: the kernel remounts a filesystem read-only after I/O errors; a read-only mount by mistake shows the same text"},
+	{"Read-only file system", "data-dir-read-only", "EROFS: a filesystem the kernel remounted read-only after I/O errors, or one mounted read-only by mistake (the same text)"},
 	{"Input/output error", "storage-io-error", "EIO"},
 	{"Permission denied", "data-dir-permission-denied", "EACCES"},
 	{"Operation not permitted", "data-dir-permission-denied", "EPERM"},

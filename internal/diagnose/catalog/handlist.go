@@ -112,7 +112,7 @@ var HandList = []HandTemplate{
 	// FileNotFoundException messages carry them.
 	{Text: "No space left on device", Exception: "java.io.IOException", Class: "disk-full", Why: "ENOSPC", Source: glibc()},
 	{Text: "Disk quota exceeded", Exception: "java.io.IOException", Class: "disk-full", Why: "EDQUOT", Source: glibc()},
-	{Text: "Read-only file system", Exception: "java.io.IOException", Class: "storage-io-error", Why: "EROFS: the kernel remounts a filesystem read-only after I/O errors", Source: glibc()},
+	{Text: "Read-only file system", Exception: "java.io.IOException", Class: "data-dir-read-only", Why: "EROFS: remounted read-only by the kernel after I/O errors, or mounted read-only by mistake", Source: glibc()},
 	{Text: "Input/output error", Exception: "java.io.IOException", Class: "storage-io-error", Why: "EIO", Source: glibc()},
 	{Text: "Permission denied", Exception: "java.io.IOException", Class: "data-dir-permission-denied", Why: "EACCES", Source: glibc()},
 	{Text: "Operation not permitted", Exception: "java.io.IOException", Class: "data-dir-permission-denied", Why: "EPERM", Source: glibc()},

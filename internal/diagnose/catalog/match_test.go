@@ -176,6 +176,9 @@ func TestMatchRules(t *testing.T) {
 		{"operating-system cause wins",
 			"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /data/x/leader-epoch-checkpoint: No space left on device",
 			"disk-full", "os: No space left on device"},
+		{"read-only filesystem is its own class, not the I/O one",
+			"org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /data/x/leader-epoch-checkpoint: Read-only file system",
+			"data-dir-read-only", "os: Read-only file system"},
 		{"message cut short inside the template's text",
 			`java.lang.IllegalStateException: Configured voter set: [1, 2] is different from the voter set read from the st`,
 			"kraft-voter-set-mismatch", "template"},
@@ -253,5 +256,30 @@ func TestMatchConcurrent(t *testing.T) {
 		if got := <-done; got != "log-dir-lock-held" {
 			t.Errorf("goroutine %d: %s", i, got)
 		}
+	}
+}
+
+// TestLinesPerRelease: a template's lines load next to its releases, a
+// count that differs from the releases' is refused, and ReleasesAt names
+// the releases whose throw starts on a frame's line or a few lines above.
+func TestLinesPerRelease(t *testing.T) {
+	f := &File{Schema: SchemaVersion, Releases: []Release{{Name: "1.0"}, {Name: "2.0"}, {Name: "3.0"}}}
+	f.Templates = []FileTemplate{{ID: "a", Text: "Something broke in {}", Kind: KindThrow, In: []int{0, 1, 2}, Lines: []int{10, 40, 0}}}
+	c, err := FromFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := c.Templates[0]
+	for line, want := range map[int]string{10: "1.0", 12: "1.0", 15: "1.0", 16: "", 9: "", 41: "2.0", 0: ""} {
+		if got := strings.Join(tp.ReleasesAt(line), ","); got != want {
+			t.Errorf("ReleasesAt(%d) = %q, want %q", line, got, want)
+		}
+	}
+	if got := strings.Join(tp.ReleasesWithoutLine(), ","); got != "3.0" {
+		t.Errorf("ReleasesWithoutLine = %q, want 3.0", got)
+	}
+	f.Templates[0].Lines = []int{10, 40}
+	if _, err := FromFile(f); err == nil {
+		t.Error("two lines for three releases loaded")
 	}
 }

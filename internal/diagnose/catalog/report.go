@@ -22,7 +22,7 @@ func Report(c *Catalog) string {
 	p("`TestReportMatchesData` fails when it is stale).\n\n")
 	p("The catalogue holds every message Kafka can print on its way to dying or failing a component, mined\n")
 	p("from the `-sources` jars of each release on Maven Central (the last patch of every line from 0.10 to\n")
-	p("4.x), ZooKeeper's, the JVM's fatal outputs, the operating system's error texts and the distributions'\n")
+	p("4.x, and the first of 4.2 and 4.3), ZooKeeper's, the JVM's fatal outputs, the operating system's error texts and the distributions'\n")
 	p("start scripts. Each template keeps its literal text with `{}` for interpolated values, its exception\n")
 	p("class, the class that throws or logs it, the releases that have it and where it was read. A\n")
 	p("template's failure class comes from where it is thrown (`internal/diagnose/catalog/classes.go`), not\n")
@@ -35,8 +35,14 @@ func Report(c *Catalog) string {
 	p("`org.apache.zookeeper` artifacts each release's POM pulls in (`mvn dependency:copy-dependencies\n")
 	p("-Dclassifier=sources`), reads every Java and Scala file but generated protocol classes, and turns\n")
 	p("each `throw`/`new` of an exception, `require`, `fatal`/`error` log, `handleFault` call and message\n")
-	p("printed before an exit into a template. A release without `-sources` jars is read from its class\n")
-	p("files' string constants: the earlier release's templates whose text they still hold count for it.\n")
+	p("printed before an exit into a template. A release without `-sources` jars (4.2.2, 4.3.2 and 4.4.0 have\n")
+	p("none on Maven Central) is read from its class files: the earlier release's templates whose text its\n")
+	p("string constants still hold count for it, and each exception its bytecode builds from constants (a\n")
+	p("literal, a string concatenation's recipe, a `String.format` pattern, passed to a `(String)` or\n")
+	p("`(String, Throwable)` constructor) is a template of its own when no earlier one has its text; log\n")
+	p("messages and messages built otherwise are not read there. Each template keeps its line in every\n")
+	p("release (where the throw starts; 0 when a class-file release only kept it), which the structural\n")
+	p("reader compares with a stack frame's line for a version hint.\n")
 	p("The scripts are read from git mirrors (`owner+name/repo` under MIRRORS, as the fetch tool lays them\n")
 	p("out) at the tags listed in `hack/catalog/scripts.go`. `go run ./hack/catalog -measure DIR -v`\n")
 	p("reports how many crash logs of DIR (with an `INDEX.tsv`) the catalogue alone classifies.\n\n")
@@ -45,11 +51,12 @@ func Report(c *Catalog) string {
 
 	p("## Per release\n\n")
 	p("\"fatal mapped\" counts fatal templates with a class; \"defers\" the terminal events whose class is\n")
-	p("their cause's (\"Fatal error during KafkaServer startup\"), which the mapping marks on purpose.\n\n")
-	p("| release | product | templates | fatal | fatal mapped | share | defers | all mapped | share |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("their cause's (\"Fatal error during KafkaServer startup\"), which the mapping marks on purpose; \"new\"\n")
+	p("the templates that no release of the same product above it in this table has.\n\n")
+	p("| release | product | templates | new | fatal | fatal mapped | share | defers | all mapped | share |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.ReleaseStats() {
-		p("| %s | %s | %d | %d | %d | %s | %d | %d | %s |\n", s.Release, s.Product, s.Templates, s.Fatal, s.FatalMapped,
+		p("| %s | %s | %d | %d | %d | %d | %s | %d | %d | %s |\n", s.Release, s.Product, s.Templates, s.New, s.Fatal, s.FatalMapped,
 			pct(s.FatalMapped, s.Fatal), s.FatalDefers, s.Mapped, pct(s.Mapped, s.Templates))
 	}
 
