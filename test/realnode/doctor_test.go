@@ -70,6 +70,7 @@ func checkDoctor(t *testing.T, helmTest func() (string, error)) {
 	for _, c := range doctorCases() {
 		restore := c.inject(t)
 		out, err := helmTest()
+		t.Logf("%s: helm test (bot doctor):\n%s", c.name, out)
 		if err == nil {
 			t.Errorf("%s: helm test (bot doctor) passed:\n%s", c.name, out)
 		}
