@@ -188,8 +188,9 @@ func TestChartChecksumRollsThePods(t *testing.T) {
 
 // TestChartServesSeveralClusters renders values for three clusters and
 // checks the bot gets a CLUSTERS_FILE its own parser (internal/fleet)
-// accepts, naming each kubeconfig where the Deployment mounts that
-// cluster's Secret under the key given.
+// accepts, with each cluster's Kafka access, naming each kubeconfig where
+// the Deployment mounts that cluster's Secret under the key given
+// (TestChartMountsKafkaSecrets checks the Kafka Secrets' mounts).
 func TestChartServesSeveralClusters(t *testing.T) {
 	for _, h := range helms(t) {
 		t.Run(h.name, func(t *testing.T) {
@@ -208,8 +209,16 @@ func TestChartServesSeveralClusters(t *testing.T) {
 				t.Fatalf("the bot would refuse the chart's clusters file: %v", err)
 			}
 			want := []fleet.Spec{
-				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", KafkaNamespaces: []string{"kafka"}, ApprovalChannels: []string{"C0PRODEU"}, Approvers: []string{"U0PRODEUONCALL"}},
-				{Name: "prod-us", Kubeconfig: "/etc/kafkabot/clusters/prod-us/kubeconfig", Context: "prod-us-admin", KafkaNamespaces: []string{"kafka", "kafka-batch"}},
+				{Name: "prod-eu", Kubeconfig: "/etc/kafkabot/clusters/prod-eu/kubeconfig", KafkaNamespaces: []string{"kafka"}, ApprovalChannels: []string{"C0PRODEU"}, Approvers: []string{"U0PRODEUONCALL"},
+					Kafka: []fleet.KafkaAccess{{Namespace: "kafka", Cluster: "orders", Bootstrap: []string{"orders-kafka-bootstrap.kafka:9093"}, TLS: true, SASLMechanism: "SCRAM-SHA-512",
+						Secret: &fleet.SecretKeys{Name: "kafkabot-kafka-prod-eu"}}}},
+				{Name: "prod-us", Kubeconfig: "/etc/kafkabot/clusters/prod-us/kubeconfig", Context: "prod-us-admin", KafkaNamespaces: []string{"kafka", "kafka-batch"},
+					Kafka: []fleet.KafkaAccess{
+						{Namespace: "kafka", Bootstrap: []string{"kafka-0.kafka-headless.kafka:9093", "kafka-1.kafka-headless.kafka:9093"}, TLS: true,
+							Secret: &fleet.SecretKeys{Name: "kafkabot-kafka-prod-us", CAKey: "ca.pem"}},
+						{Namespace: "kafka-batch", Bootstrap: []string{"batch-kafka-bootstrap.kafka-batch:9094"}, SASLMechanism: "PLAIN",
+							Secret: &fleet.SecretKeys{Name: "kafkabot-kafka-prod-us", UsernameKey: "batch-user", PasswordKey: "batch-password"}},
+					}},
 				{Name: "staging"},
 			}
 			gotY, _ := yaml.Marshal(specs)
@@ -218,46 +227,25 @@ func TestChartServesSeveralClusters(t *testing.T) {
 				t.Errorf("clusters file:\n%s\nwant:\n%s", gotY, wantY)
 			}
 
-			// Where each file is: the pod's mounts and volumes.
+			// Where each file is: the pod's mounts and volumes, the same in
+			// the helm test pod (bot doctor reads the same files).
 			pod := nested(findObject(t, objs, "Deployment", releaseNamespace, "kafka-bot"), "spec", "template", "spec").(map[string]any)
-			volumes := map[string]map[string]any{}
-			for _, v := range pod["volumes"].([]any) {
-				volumes[v.(map[string]any)["name"].(string)] = v.(map[string]any)
-			}
-			// mounted returns the file a path in the container comes from:
-			// "configmap NAME KEY" or "secret NAME KEY".
-			mounted := func(path string) string {
-				for _, m := range pod["containers"].([]any)[0].(map[string]any)["volumeMounts"].([]any) {
-					mm := m.(map[string]any)
-					mountPath := mm["mountPath"].(string)
-					v := volumes[mm["name"].(string)]
-					switch {
-					case mm["subPath"] != nil && mountPath == path:
-						return "configmap " + nested(v, "configMap", "name").(string) + " " + mm["subPath"].(string)
-					case mm["subPath"] == nil && strings.HasPrefix(path, mountPath+"/"):
-						file := strings.TrimPrefix(path, mountPath+"/")
-						if s, ok := v["secret"].(map[string]any); ok {
-							for _, it := range s["items"].([]any) {
-								if it.(map[string]any)["path"] == file {
-									return "secret " + s["secretName"].(string) + " " + it.(map[string]any)["key"].(string)
-								}
-							}
-						}
-					}
-				}
-				return "nothing"
-			}
+			doctor := nested(findObject(t, objs, "Pod", releaseNamespace, "kafka-bot-doctor"), "spec").(map[string]any)
+			volumes := podVolumes(pod)
 			for path, from := range map[string]string{
 				"/etc/kafkabot/clusters.yaml":               "configmap kafka-bot-clusters clusters.yaml",
 				"/etc/kafkabot/clusters/prod-eu/kubeconfig": "secret kafka-bot-cluster-prod-eu kubeconfig",
 				"/etc/kafkabot/clusters/prod-us/kubeconfig": "secret kafka-bot-cluster-prod-us config",
 			} {
-				if got := mounted(path); got != from {
+				if got := mountedFrom(pod, path); got != from {
 					t.Errorf("%s comes from %s, want %s", path, got, from)
 				}
+				if got := mountedFrom(doctor, path); got != from {
+					t.Errorf("in the helm test pod, %s comes from %s, want %s", path, got, from)
+				}
 			}
-			if len(volumes) != 4 { // the token, the clusters file, two kubeconfigs
-				t.Errorf("volumes %v: want the token, the clusters file and two kubeconfig Secrets", volumes)
+			if len(volumes) != 6 { // the token, the clusters file, two kubeconfigs, two Kafka Secrets
+				t.Errorf("volumes %v: want the token, the clusters file, two kubeconfig Secrets and two Kafka Secrets", volumes)
 			}
 		})
 	}

@@ -43,12 +43,12 @@ func (h helm) template(t *testing.T, namespace string, args ...string) (stdout, 
 }
 
 // TestChartGolden renders the chart with its default values (plus the image
-// digest an install requires), with a two-namespace values file and with a
-// three-cluster one, with
+// digest an install requires), with a two-namespace values file, with a
+// three-cluster one and with one whose repair gates ask Kafka, with
 // Helm 3 and Helm 4, and compares the output with the checked-in renderings
 // (go test ./deploy -update rewrites them).
 func TestChartGolden(t *testing.T) {
-	for _, name := range []string{"default", "two-namespaces", "multi-cluster"} {
+	for _, name := range []string{"default", "two-namespaces", "multi-cluster", "kafka-access"} {
 		values := filepath.Join(chartTestdata, "values", name+".yaml")
 		golden := filepath.Join(chartTestdata, "golden", name+".yaml")
 		for i, h := range helms(t) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/doctor"
+	"github.com/kafka-chatops/kafkabot/internal/serve"
 )
 
 // newDoctorCmd is `bot doctor`: every check of an installation in one run.
@@ -26,8 +27,9 @@ what to do: every configuration error; the Slack tokens, the bot token's
 scopes and the bot's membership of each configured channel; the bot's
 permission for every Kubernetes request its code makes (SelfSubjectAccessReview);
 each Kafka namespace; the admission policy (the startup self-check); the
-debug-image allow-list against the images the Kafka pods run; the
-Alertmanager token. It writes nothing (the admission checks are server-side
+debug-image allow-list against the images the Kafka pods run; the mounts
+of the Kafka credentials Secrets the repair gates read; the Alertmanager
+token. It writes nothing (the admission checks are server-side
 dry runs). Exit status 0 only when nothing is wrong, 1 otherwise.
 
 It reads the same environment as bot serve (bot serve --help lists it) and
@@ -68,13 +70,14 @@ func runDoctor(ctx context.Context, stdout io.Writer, expectAlertmanager bool) e
 		if len(served) == 1 && cfg.ClustersFile == "" {
 			name = "" // the single cluster: no need to name it on every line
 		}
-		clusters = append(clusters, doctor.Cluster{Name: name, Client: cs, KafkaNamespaces: c.KafkaNamespaces, ApprovalChannels: c.ApprovalChannels})
+		clusters = append(clusters, doctor.Cluster{Name: name, Client: cs, KafkaNamespaces: c.KafkaNamespaces, ApprovalChannels: c.ApprovalChannels, Kafka: c.Kafka})
 	}
 	var checkErr error
 	if len(errs) > 0 {
 		checkErr = errs
 	}
-	report := doctor.Run(ctx, doctor.Options{Config: cfg, ConfigErr: checkErr, Clusters: clusters, ExpectAlertmanager: expectAlertmanager})
+	report := doctor.Run(ctx, doctor.Options{Config: cfg, ConfigErr: checkErr, Clusters: clusters, KafkaSecretsDir: serve.KafkaSecretsDir,
+		ExpectAlertmanager: expectAlertmanager})
 	if err := report.Write(stdout); err != nil {
 		return err
 	}

@@ -5,8 +5,9 @@
 // doctor`, also the chart's `helm test`): the configuration, the Slack app
 // (tokens, scopes, channel membership), the bot's RBAC for every request
 // its code makes (SelfSubjectAccessReview, from internal/botuses), the
-// admission policy (the guard's self-check), the Kafka namespaces, and the
-// debug-image allow-list against the images the Kafka pods run. Every
+// admission policy (the guard's self-check), the Kafka namespaces, the
+// debug-image allow-list against the images the Kafka pods run, and the
+// mounts of the Kafka credentials Secrets the repair gates read. Every
 // problem is reported with what to do; nothing is written (the only
 // "writes" are server-side dry runs, which store nothing).
 package doctor
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 )
 
 // Severity is how bad a check's finding is.
@@ -38,7 +40,7 @@ const (
 // Result is one check's finding.
 type Result struct {
 	// Area groups results: config, slack, rbac, admission, namespace,
-	// images, alertmanager.
+	// images, kafka, alertmanager.
 	Area string
 	// Cluster names the cluster on a bot serving several ("" otherwise).
 	Cluster string
@@ -106,6 +108,10 @@ type Cluster struct {
 	KafkaNamespaces []string
 	// ApprovalChannels are its own approval channels (CLUSTERS_FILE).
 	ApprovalChannels []string
+	// Kafka is how its repair gates reach Kafka (KAFKA_BOOTSTRAP or its
+	// CLUSTERS_FILE kafka list): each Secret named there must be mounted
+	// under Options.KafkaSecretsDir.
+	Kafka []fleet.KafkaAccess
 }
 
 // Options say what to check.
@@ -121,6 +127,9 @@ type Options struct {
 	Clusters []Cluster
 	// HTTPClient reaches Slack (default http.DefaultClient).
 	HTTPClient *http.Client
+	// KafkaSecretsDir is where the pod mounts the Secrets the Kafka access
+	// entries name (serve.KafkaSecretsDir).
+	KafkaSecretsDir string
 	// ExpectAlertmanager says Alertmanager is meant to post to the bot
 	// (the chart's alertmanager.enabled): ALERTMANAGER_TOKEN must be set.
 	ExpectAlertmanager bool
@@ -138,6 +147,7 @@ func Run(ctx context.Context, opts Options) Report {
 	r.Results = append(r.Results, alertmanagerResults(cfg, opts.ExpectAlertmanager)...)
 	r.Results = append(r.Results, checkSlack(ctx, cfg, opts.Clusters, opts.HTTPClient)...)
 	for _, c := range opts.Clusters {
+		r.Results = append(r.Results, checkKafkaSecrets(c, opts.KafkaSecretsDir)...)
 		r.Results = append(r.Results, checkCluster(ctx, cfg, c)...)
 	}
 	return r

@@ -7,6 +7,7 @@ package realnode
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -102,6 +103,8 @@ type scenario struct {
 	layout  layout
 	nodeID  string
 	broker  string // pod name
+	// image is every node's image (default brokerImageName, the stand-in).
+	image string
 }
 
 func newScenario(t *testing.T, name string, l layout, nodeID string) *scenario {
@@ -267,7 +270,7 @@ func (s *scenario) statefulSet(name string, replicas int32, labels map[string]st
 	}
 	c := corev1.Container{
 		Name:            "kafka",
-		Image:           brokerImageName,
+		Image:           cmp.Or(s.image, brokerImageName),
 		ImagePullPolicy: corev1.PullNever,
 		Env:             vars,
 		Ports:           []corev1.ContainerPort{{Name: "kafka", ContainerPort: 9092}},

@@ -23,25 +23,29 @@ import (
 )
 
 // TestChartInstallOnARealNode replaces the kustomize install with the Helm
-// chart (deploy/helm/kafkabot), installed as the README says: the bot's
-// namespace and Secret created first, then `helm install --take-ownership`
-// with values only (the image by digest, the Slack IDs, the Kafka
-// namespace, the brokers' image repository for the admission policy, and
-// in extraConfig the emulator's URL, the short settle period and the API
-// server's real address, as there is no kube-proxy). The chart's bot then
-// repairs a crash-looping broker end to end on the real node. It runs last
-// (its file name sorts last): the tests before it use the kustomize install.
+// chart (deploy/helm/kafkabot), installed as the README says, command by
+// command: `kubectl create namespace`, `kubectl create secret generic`,
+// `helm install --take-ownership` with values only (the image by digest, the
+// Slack IDs, the Kafka namespace, the brokers' image repository for the
+// admission policy, and in extraConfig the emulator's URL, the short settle
+// period and the API server's real address, as there is no kube-proxy), then
+// `helm test` (bot doctor); it measures the time from the first command to a
+// Ready bot and to the doctor passing. The chart's bot then repairs a
+// crash-looping broker end to end on the real node, and the doctor runs
+// again, on the install as it is and on each problem of checkDoctor. It runs
+// last (its file name sorts last): the tests before it use the kustomize
+// install.
 //
 // Helm is hack/build-helm.sh's (HELM_BIN, which hack/test.sh exports).
 func TestChartInstallOnARealNode(t *testing.T) {
-	helm := os.Getenv("HELM_BIN")
-	if helm == "" {
+	helmBin := os.Getenv("HELM_BIN")
+	if helmBin == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("HELM_BIN is not set: hack/test.sh sets it to the helm hack/build-helm.sh builds")
 		}
 		t.Skip("HELM_BIN is not set (hack/test.sh sets it): the chart install is not tried")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	// Uninstall the kustomize install, waiting until its namespace is gone.
@@ -52,16 +56,10 @@ func TestChartInstallOnARealNode(t *testing.T) {
 		t.Fatalf("the kustomize install's bots are still connected to Slack: %v", err)
 	}
 
-	// The README's steps 2 and 3.
-	if _, err := env.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: botNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kafka-bot", Namespace: botNS}, StringData: map[string]string{
-		"SLACK_APP_TOKEN": slackemu.DefaultAppToken, "SLACK_BOT_TOKEN": slackemu.DefaultBotToken, "APPROVAL_SECRET": approvalSecret,
-	}}
-	if _, err := env.admin.CoreV1().Secrets(botNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The README's install, literally: step 2's namespace and Secret, step
+	// 3's helm install with values only, step 5's helm test; timed from the
+	// first command to a Ready bot and to the doctor passing (the images are
+	// on the node already: a newcomer's first pull comes on top).
 	dir := t.TempDir()
 	values := fmt.Sprintf(`kafkaNamespaces: [%s]
 slack:
@@ -70,7 +68,6 @@ slack:
   approvalChannels: [%s]
 image:
   repository: kafkabot.local/kafkabot
-  digest: %s
 admissionPolicy:
   debugImageRepositories: [kafkabot.local/kafka-standin]
 extraConfig:
@@ -78,19 +75,47 @@ extraConfig:
   REPAIR_SETTLE: 20s
   KUBERNETES_SERVICE_HOST: %q
   KUBERNETES_SERVICE_PORT: "6443"
-`, kafkaNS, alertChannel, approver, channel, env.images[botImageName].ManifestDigest, env.emu.APIURL(), env.nodeIP)
+`, kafkaNS, alertChannel, approver, channel, env.emu.APIURL(), env.nodeIP)
 	if err := os.WriteFile(filepath.Join(dir, "values.yaml"), []byte(values), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, helm, "install", "kafkabot", filepath.Join(env.repoRoot, "deploy", "helm", "kafkabot"),
-		"--namespace", botNS, "--take-ownership", "-f", filepath.Join(dir, "values.yaml"), "--wait", "--timeout", "180s")
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(dir, "cache"), "HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"HELM_DATA_HOME="+filepath.Join(dir, "data"))
-	installed := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
+	helm := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, helmBin, args...)
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(dir, "cache"), "HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
+			"HELM_DATA_HOME="+filepath.Join(dir, "data"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
 	}
-	measure(t, "helm install --wait", time.Since(installed))
+	helmTest := func() (string, error) {
+		return helm("test", "kafkabot", "--namespace", botNS, "--logs", "--timeout", "120s")
+	}
+	began := time.Now()
+	for _, step := range []struct {
+		what string
+		run  func() (string, error)
+	}{
+		{"kubectl create namespace", func() (string, error) { return env.run(ctx, "create", "namespace", botNS) }},
+		{"kubectl create secret", func() (string, error) {
+			return env.run(ctx, "-n", botNS, "create", "secret", "generic", "kafka-bot", "--from-literal=SLACK_APP_TOKEN="+slackemu.DefaultAppToken,
+				"--from-literal=SLACK_BOT_TOKEN="+slackemu.DefaultBotToken, "--from-literal=APPROVAL_SECRET="+approvalSecret)
+		}},
+		{"helm install", func() (string, error) {
+			return helm("install", "kafkabot", filepath.Join(env.repoRoot, "deploy", "helm", "kafkabot"), "--namespace", botNS, "--take-ownership",
+				"-f", filepath.Join(dir, "values.yaml"), "--set", "image.digest="+env.images[botImageName].ManifestDigest)
+		}},
+		{"kubectl rollout status", func() (string, error) {
+			return env.run(ctx, "-n", botNS, "rollout", "status", "deployment/kafka-bot", "--timeout=180s")
+		}},
+	} {
+		if out, err := step.run(); err != nil {
+			t.Fatalf("%s: %v\n%s", step.what, err, out)
+		}
+	}
+	measure(t, "README install: first command to a Ready bot", time.Since(began))
+	if out, err := helmTest(); err != nil || !strings.Contains(out, "no problems found") {
+		t.Fatalf("helm test (bot doctor) on the fresh install: %v\n%s", err, out)
+	}
+	measure(t, "README install: first command to helm test (bot doctor) passing", time.Since(began))
 	if err := waitFor(ctx, time.Minute, func() (bool, error) { return env.emu.OpenConnections() >= 2, nil }); err != nil {
 		t.Fatalf("the chart's bots did not connect to Slack: %v", err)
 	}
@@ -134,4 +159,7 @@ extraConfig:
 	if now.UID == old.UID {
 		t.Errorf("%s was not restarted", s.broker)
 	}
+
+	// bot doctor finds each problem of an install, and passes on this one.
+	checkDoctor(t, helmTest)
 }

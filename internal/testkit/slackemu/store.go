@@ -178,6 +178,15 @@ func (s *Server) SetNotInChannel(channel string) {
 	s.channels.notInside[channel] = true
 }
 
+// RestoreChannel undoes SetChannelMissing and SetNotInChannel: the channel exists again and the
+// bot is a member of it.
+func (s *Server) RestoreChannel(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.channels.missing, channel)
+	delete(s.channels.notInside, channel)
+}
+
 // SetChannelName sets the name payloads and conversations.info show for a channel (by default the
 // lower-cased id, or the name of the last slash command sent from it).
 func (s *Server) SetChannelName(channel, name string) {

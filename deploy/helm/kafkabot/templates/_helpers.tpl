@@ -122,6 +122,7 @@ its Secret at /etc/kafkabot/clusters/<name>/kubeconfig.
 {{- with .kafkaNamespaces -}}{{- $_ := set $c "kafkaNamespaces" . -}}{{- end -}}
 {{- with .approvalChannels -}}{{- $_ := set $c "approvalChannels" . -}}{{- end -}}
 {{- with .approvers -}}{{- $_ := set $c "approvers" . -}}{{- end -}}
+{{- with .kafka -}}{{- $_ := set $c "kafka" . -}}{{- end -}}
 {{- $list = append $list $c -}}
 {{- end -}}
 {{- toYaml (dict "clusters" $list) -}}
@@ -190,6 +191,18 @@ half-way at the first Role there. helm template and lint skip this.
 {{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.apiServer.cidrs) -}}
 {{- fail "networkPolicy.enabled needs networkPolicy.apiServer.cidrs (the API server's addresses: kubectl get endpoints kubernetes -n default); without them the bot could not reach the API server" -}}
 {{- end -}}
+{{- if and .Values.clusters .Values.kafka.bootstrap -}}
+{{- fail "kafka.bootstrap is for the cluster the bot runs in, without clusters: with clusters, give each entry its own kafka list (clusters[].kafka)" -}}
+{{- end -}}
+{{- if and .Values.kafka.secret (not .Values.kafka.bootstrap) -}}
+{{- fail "kafka.secret is read only for kafka.bootstrap's brokers: set kafka.bootstrap too, or drop the secret" -}}
+{{- end -}}
+{{- if and .Values.kafka.secret (not .Values.kafka.tls) (not .Values.kafka.saslMechanism) -}}
+{{- fail "kafka.secret without kafka.tls or kafka.saslMechanism is never read: set kafka.saslMechanism (the Secret's username and password) or kafka.tls (its ca.crt)" -}}
+{{- end -}}
+{{- if and .Values.kafka.saslMechanism (not .Values.kafka.secret) -}}
+{{- fail (printf "kafka.saslMechanism %s needs kafka.secret, the Secret holding the username and password" .Values.kafka.saslMechanism) -}}
+{{- end -}}
 {{- $clusterNames := dict -}}
 {{- range .Values.clusters -}}
 {{- if hasKey $clusterNames .name -}}
@@ -201,8 +214,95 @@ half-way at the first Role there. helm template and lint skip this.
 {{- if has $k (list "SLACK_APP_TOKEN" "SLACK_BOT_TOKEN" "APPROVAL_SECRET" "ALERTMANAGER_TOKEN") -}}
 {{- fail (printf "extraConfig.%s is a secret: a ConfigMap is readable by anyone who may read ConfigMaps; put it in the Secret (existingSecret or secret.values)" $k) -}}
 {{- end -}}
-{{- if has $k (list "KAFKA_NAMESPACES" "KAFKA_POD_SELECTOR" "CLUSTER_NAME" "ALERT_CHANNEL" "APPROVERS" "APPROVAL_CHANNELS" "SWEEP_SCHEDULE" "LOG_LEVEL" "LOG_FORMAT" "ALLOW_ROOT_BROKER" "POD_NAMESPACE" "POD_NAME" "CLUSTERS_FILE") -}}
+{{- if has $k (list "KAFKA_NAMESPACES" "KAFKA_POD_SELECTOR" "CLUSTER_NAME" "ALERT_CHANNEL" "APPROVERS" "APPROVAL_CHANNELS" "SWEEP_SCHEDULE" "LOG_LEVEL" "LOG_FORMAT" "ALLOW_ROOT_BROKER" "POD_NAMESPACE" "POD_NAME" "CLUSTERS_FILE" "KAFKA_BOOTSTRAP" "KAFKA_TLS" "KAFKA_SASL_MECHANISM" "KAFKA_SECRET") -}}
 {{- fail (printf "extraConfig.%s has a value of its own in values.yaml (or is set by the chart): set that instead" $k) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+kafkabot.kafkaSecrets: the Secrets holding Kafka credentials, comma-separated,
+once each, sorted: kafka.secret and every clusters[].kafka[].secret.name.
+Each is mounted read-only at /etc/kafkabot/kafka/<name>
+(internal/serve.KafkaSecretsDir), where the repair gates read it.
+*/}}
+{{- define "kafkabot.kafkaSecrets" -}}
+{{- $names := list -}}
+{{- with .Values.kafka.secret -}}{{- $names = append $names . -}}{{- end -}}
+{{- range .Values.clusters -}}
+{{- range .kafka -}}
+{{- with .secret -}}{{- $names = append $names .name -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $names | uniq | sortAlpha | join "," -}}
+{{- end -}}
+
+{{/*
+kafkabot.volumeMounts and kafkabot.volumes: what the bot's container mounts,
+the same in the Deployment and in the helm test pod (bot doctor reads the
+same files): the short-lived ServiceAccount token; with clusters, the
+CLUSTERS_FILE and each cluster's kubeconfig Secret; each Kafka credentials
+Secret (kafkabot.kafkaSecrets). Every mount is read-only.
+*/}}
+{{- define "kafkabot.volumeMounts" -}}
+- name: kube-api-access
+  mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+  readOnly: true
+{{- if .Values.clusters }}
+- name: clusters
+  mountPath: /etc/kafkabot/clusters.yaml
+  subPath: clusters.yaml
+  readOnly: true
+{{- range .Values.clusters }}
+{{- if .kubeconfigSecret }}
+- name: cluster-{{ .name }}
+  mountPath: /etc/kafkabot/clusters/{{ .name }}
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $i, $name := include "kafkabot.kafkaSecrets" . | splitList "," | compact }}
+- name: kafka-secret-{{ $i }}
+  mountPath: /etc/kafkabot/kafka/{{ $name }}
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "kafkabot.volumes" -}}
+- name: kube-api-access
+  projected:
+    sources:
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3600
+      - configMap:
+          name: kube-root-ca.crt
+          items:
+            - key: ca.crt
+              path: ca.crt
+      - downwardAPI:
+          items:
+            - path: namespace
+              fieldRef:
+                fieldPath: metadata.namespace
+{{- if .Values.clusters }}
+- name: clusters
+  configMap:
+    name: {{ include "kafkabot.fullname" . }}-clusters
+{{- range .Values.clusters }}
+{{- if .kubeconfigSecret }}
+- name: cluster-{{ .name }}
+  secret:
+    secretName: {{ .kubeconfigSecret }}
+    items:
+      - key: {{ .kubeconfigKey | default "kubeconfig" }}
+        path: kubeconfig
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $i, $name := include "kafkabot.kafkaSecrets" . | splitList "," | compact }}
+- name: kafka-secret-{{ $i }}
+  secret:
+    secretName: {{ $name }}
+{{- end }}
 {{- end -}}

@@ -9,6 +9,10 @@
 //   - kafkabot.local/kafka-standin:realnode, the broker stand-in
 //     (test/realnode/cmd/broker-standin) with a static busybox shell and
 //     applets in /bin, uid 1001 like Bitnami's Kafka image;
+//   - docker.io/bitnamilegacy/kafka:3.9.0-realnode, the same stand-in under
+//     the name of Bitnami's 2025 legacy catalogue (its own digest: one
+//     environment variable more), which no debug-image allow-list of the
+//     tests names: `bot doctor` must report it before anyone presses Approve;
 //   - kafkabot.local/kafkabot:realnode, the product image as
 //     hack/build-image.sh builds it (internal/ociimage/botimage: the static
 //     bot at /bot, Debian's CA bundle, user 65532:65532, no shell), under
@@ -32,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/ociimage"
@@ -43,6 +48,9 @@ const (
 	PauseImage  = "kafkabot.local/pause:realnode"
 	BrokerImage = "kafkabot.local/kafka-standin:realnode"
 	BotImage    = "kafkabot.local/kafkabot:realnode"
+	// LegacyBrokerImage is the stand-in named as Bitnami's legacy
+	// catalogue's Kafka, outside every allow-list the tests configure.
+	LegacyBrokerImage = "docker.io/bitnamilegacy/kafka:3.9.0-realnode"
 )
 
 func main() {
@@ -121,6 +129,12 @@ func run(out, cache string) error {
 		},
 		bot,
 	}
+	// The same stand-in under another repository, with a digest of its own
+	// (the kubelet then reports that repository, not the stand-in's).
+	legacy := images[1]
+	legacy.Name = LegacyBrokerImage
+	legacy.Config.Env = append(slices.Clone(legacy.Config.Env), "KAFKABOT_TEST_IMAGE=bitnamilegacy")
+	images = append(images, legacy)
 	var refs []ociimage.Ref
 	for _, img := range images {
 		short := img.Name[strings.LastIndex(img.Name, "/")+1 : strings.LastIndex(img.Name, ":")]
