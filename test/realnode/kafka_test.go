@@ -451,7 +451,8 @@ func (k *kafkaCluster) class(tool string) string {
 	return "org.apache.kafka.tools." + tool
 }
 
-// bootstrap is every healthy broker's address but skip's.
+// bootstrap is every Ready broker's address but skip's (a crash-looping
+// broker's address would make a tool's first connection fail).
 func (k *kafkaCluster) bootstrap(skip ...string) string {
 	var out []string
 	for _, p := range k.brokerPods() {
@@ -459,7 +460,7 @@ func (k *kafkaCluster) bootstrap(skip ...string) string {
 			continue
 		}
 		pod, err := env.admin.CoreV1().Pods(kafkaNS).Get(context.Background(), p, metav1.GetOptions{})
-		if err == nil && pod.Status.PodIP != "" {
+		if err == nil && pod.Status.PodIP != "" && kube.PodReady(pod) {
 			out = append(out, pod.Status.PodIP+":9092")
 		}
 	}
@@ -651,12 +652,20 @@ func (k *kafkaCluster) waitGone(pods ...string) {
 
 // recovered proves with Kafka's own tools that the node behind pod is back:
 // registered and unfenced, an observer (or voter) of the metadata quorum
-// with lag 0, every partition's ISR back to 3, and every record written
-// before the fault read back from its replica. It returns when that held.
-func (k *kafkaCluster) recovered(pod string, timeout time.Duration) time.Time {
+// with lag 0, every partition's ISR back to every broker but the ones down
+// (known to be down meanwhile: 3 replicas when none is), and every record
+// written before the fault read back from its replica. It returns when
+// that held.
+func (k *kafkaCluster) recovered(pod string, timeout time.Duration, down ...string) time.Time {
 	t := k.t
 	t.Helper()
 	id := k.nodeID(pod)
+	var up []int
+	for _, p := range k.brokerPods() {
+		if !containsString(down, p) {
+			up = append(up, k.nodeID(p))
+		}
+	}
 	var last string
 	ctx := k.ctx(timeout + time.Minute)
 	if err := waitFor(ctx, timeout, func() (bool, error) {
@@ -693,9 +702,11 @@ func (k *kafkaCluster) recovered(pod string, timeout time.Duration) time.Time {
 			return false, nil
 		}
 		for p, r := range isr {
-			if len(r) != 3 {
-				last = fmt.Sprintf("partition %d's ISR is %v", p, r)
-				return false, nil
+			for _, n := range up {
+				if !containsInt(r, n) {
+					last = fmt.Sprintf("partition %d's ISR is %v, want %v in it", p, r, up)
+					return false, nil
+				}
 			}
 		}
 		return true, nil
