@@ -142,7 +142,7 @@ func (k *kafkaCluster) deploy() {
 	t := k.t
 	t.Helper()
 	start := time.Now()
-	ctx := k.ctx(5 * time.Minute)
+	ctx := k.ctx(10 * time.Minute)
 	for _, p := range k.pods() {
 		if err := os.RemoveAll(k.volume(p)); err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func (k *kafkaCluster) deploy() {
 			t.Fatal(err)
 		}
 	}
-	if err := waitFor(ctx, 4*time.Minute, func() (bool, error) {
+	if err := waitFor(ctx, 6*time.Minute, func() (bool, error) {
 		for _, p := range k.pods() {
 			pod, err := env.admin.CoreV1().Pods(kafkaNS).Get(ctx, p, metav1.GetOptions{})
 			if err != nil || !kube.PodReady(pod) {
@@ -275,6 +275,17 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 		{Name: "KAFKA_CFG_AUTO_CREATE_TOPICS_ENABLE", Value: "false"},
 		{Name: "KAFKA_CFG_BROKER_RACK", Value: "$(POD_NAME)"},
 		{Name: "KAFKA_CFG_REPLICA_SELECTOR_CLASS", Value: "org.apache.kafka.common.replica.RackAwareReplicaSelector"},
+		// Kafka's quorum and session timeouts (defaults 2 s fetch, 1 s
+		// election, 2 s request, 9 s broker session) are for an idle
+		// machine: on this loaded 2-core node a CI run's fresh 4.4.0
+		// cluster changed leaders and timed out broker registrations for 4
+		// minutes and never became Ready. Longer quorum timeouts let it form;
+		// the broker session only doubles, as a restarted broker cannot
+		// register again before its previous session has expired.
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS", Value: "10000"},
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS", Value: "5000"},
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS", Value: "10000"},
+		{Name: "KAFKA_CFG_BROKER_SESSION_TIMEOUT_MS", Value: "18000"},
 		{Name: "KAFKA_HEAP_OPTS", Value: "-Xmx256m -Xms64m"},
 		{Name: "KAFKA_OPTS", Value: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k"},
 	}
