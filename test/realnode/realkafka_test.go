@@ -266,8 +266,19 @@ func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down
 
 // checkCrash checks the node's real crash log says what the fault makes
 // Kafka say, and logs its key lines.
+// A crash-looping container's previous log can be briefly unreadable
+// (the kubelet answered "unable to retrieve container logs" while the
+// container restarted): it is read again for up to a minute; every crash of
+// the loop prints the same fault.
 func (k *kafkaCluster) checkCrash(pod string, fc faultCase) {
-	log := previousLog(k.t, pod)
+	var log string
+	_ = waitFor(k.ctx(2*time.Minute), time.Minute, func() (bool, error) {
+		out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod, "--previous")
+		if log = out; err != nil {
+			log = fmt.Sprintf("%v\n%s", err, out)
+		}
+		return strings.Contains(log, fc.crash), nil
+	})
 	if !strings.Contains(log, fc.crash) {
 		k.t.Fatalf("the real node's crash log lacks %q:\n%s", fc.crash, lastLines(log, 40))
 	}
@@ -438,16 +449,7 @@ func waitNewMessage(t *testing.T, ch string, skip int, want string, timeout time
 	return found, err == nil
 }
 
-// previousLog is the node's last crashed container's log.
-func previousLog(t *testing.T, pod string) string {
-	t.Helper()
-	out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod, "--previous")
-	if err != nil {
-		t.Fatalf("reading %s's previous log: %v\n%s", pod, err, out)
-	}
-	return out
-}
-
+// podLog is the node's current container's log.
 func podLog(t *testing.T, pod string) string {
 	t.Helper()
 	out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod)
