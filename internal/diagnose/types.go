@@ -44,6 +44,9 @@ type ContainerState struct {
 	WaitingMessage string `json:"waitingMessage,omitempty"`
 	// Running is true while the current instance runs.
 	Running bool `json:"running,omitempty"`
+	// RunningSince is when the current instance started, while it runs
+	// (zero when unknown).
+	RunningSince time.Time `json:"runningSince,omitzero"`
 	// Terminated is the current instance's end, when it has ended.
 	Terminated *Termination `json:"terminated,omitempty"`
 	// LastTerminated is the previous instance's end (lastState.terminated).

@@ -105,7 +105,9 @@ func statusContainers(pod *corev1.Pod) []diagnose.ContainerState {
 			if w := st.State.Waiting; w != nil {
 				cs.WaitingReason, cs.WaitingMessage = w.Reason, w.Message
 			}
-			cs.Running = st.State.Running != nil
+			if r := st.State.Running; r != nil {
+				cs.Running, cs.RunningSince = true, r.StartedAt.Time
+			}
 			cs.Terminated = statusTermination(st.State.Terminated)
 			cs.LastTerminated = statusTermination(st.LastTerminationState.Terminated)
 		}

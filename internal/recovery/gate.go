@@ -136,22 +136,78 @@ func checkCrashLooping(_ context.Context, in *gateInput) error {
 	if k == nil {
 		return refuse(GateCrashLooping, "pod %s has no Kafka container %q", in.req.Pod, in.snap.KafkaContainer)
 	}
-	if !crashLooping(k) {
+	if !crashLooping(k, in.now) {
 		return refuse(GateCrashLooping, "container %s is not crash-looping any more (%s): nothing to repair, or it is starting",
-			k.Name, describeContainer(k))
+			k.Name, describeRun(k, in.now))
 	}
 	return nil
 }
 
-// crashLooping reports whether a Kafka container is in a crash loop: in
-// CrashLoopBackOff, or terminated after restarts. A running container is
-// never crash-looping, whatever its restart count: the repair must not
-// touch the files of a live broker.
-func crashLooping(c *diagnose.ContainerState) bool {
+// The bounds of a crash-looping container's run between two crashes.
+const (
+	// kubeletMaxBackOff is the kubelet's cap on the CrashLoopBackOff delay:
+	// a container restarted by the crash loop started at most this long
+	// after its last crash.
+	kubeletMaxBackOff = 5 * time.Minute
+	// crashLoopRunBound is how long a restarted, not Ready Kafka container
+	// may have run and still count as crash-looping. A real broker runs 20
+	// to 40 s (JVM start, log loading, catching up with the quorum) before
+	// a fatal fault on a loaded node; three minutes leave room for a larger
+	// broker and stay far below the kubelet's own "ran long enough" reset
+	// of the back-off (ten minutes).
+	crashLoopRunBound = 3 * time.Minute
+)
+
+// crashLooping reports whether a Kafka container is in a crash loop at now:
+// in CrashLoopBackOff, terminated after restarts, or running between two
+// crashes (see runningInCrashLoop).
+//
+// Accepting a running container is safe because nothing is moved on its
+// say-so: the gates only admit the repair. The debug pod's script waits for
+// the bot's go, and the interlock (signalGoStep, awaitStoppedKafka) gives
+// the go only once this container is stopped again, with the same pod UID
+// and enough of the back-off left, with a deadline the script moves by; the
+// same-finding gate has read the crashed instance's log (a running
+// container's previous one). A container that stops crashing never gets a
+// go, and the repair ends at its timeout with nothing moved.
+func crashLooping(c *diagnose.ContainerState, now time.Time) bool {
 	if c.Running {
-		return false
+		return runningInCrashLoop(c, now)
 	}
 	return c.WaitingReason == "CrashLoopBackOff" || (c.Terminated != nil && c.RestartCount > 0)
+}
+
+// runningInCrashLoop reports whether a running Kafka container is still
+// in its crash loop: not Ready, restarted, its last instance ended in an
+// error (a non-zero exit) no longer ago than the kubelet's longest back-off
+// plus crashLoopRunBound, and running for no longer than crashLoopRunBound.
+// A Ready broker, or one that has run longer, has come back: it is never
+// crash-looping.
+func runningInCrashLoop(c *diagnose.ContainerState, now time.Time) bool {
+	last := c.LastTerminated
+	if c.Ready || c.RestartCount == 0 || last == nil || last.ExitCode == 0 || last.FinishedAt.IsZero() {
+		return false
+	}
+	if !c.RunningSince.IsZero() && now.Sub(c.RunningSince) > crashLoopRunBound {
+		return false
+	}
+	return now.Sub(last.FinishedAt) <= kubeletMaxBackOff+crashLoopRunBound
+}
+
+// describeRun describes a container's state for a refusal, with how long a
+// running one has run and how long ago its last instance ended.
+func describeRun(c *diagnose.ContainerState, now time.Time) string {
+	s := describeContainer(c)
+	if !c.Running {
+		return s
+	}
+	if !c.RunningSince.IsZero() {
+		s += fmt.Sprintf(", running for %s", now.Sub(c.RunningSince).Round(time.Second))
+	}
+	if last := c.LastTerminated; last != nil && !last.FinishedAt.IsZero() {
+		s += fmt.Sprintf(", last ended (%s, exit %d) %s ago", last.Reason, last.ExitCode, now.Sub(last.FinishedAt).Round(time.Second))
+	}
+	return s
 }
 
 func describeContainer(c *diagnose.ContainerState) string {
@@ -371,7 +427,7 @@ const PeerRecentWindow = time.Hour
 // kubelet no longer reports). Such a peer has its previous log read.
 func recentlyFailed(c *diagnose.ContainerState, now time.Time) bool {
 	switch {
-	case crashLooping(c), c.Terminated != nil:
+	case crashLooping(c, now), c.Terminated != nil:
 		return true
 	case c.RestartCount == 0 && c.LastTerminated == nil:
 		return false

@@ -142,7 +142,7 @@ func (k *kafkaCluster) deploy() {
 	t := k.t
 	t.Helper()
 	start := time.Now()
-	ctx := k.ctx(5 * time.Minute)
+	ctx := k.ctx(10 * time.Minute)
 	for _, p := range k.pods() {
 		if err := os.RemoveAll(k.volume(p)); err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func (k *kafkaCluster) deploy() {
 			t.Fatal(err)
 		}
 	}
-	if err := waitFor(ctx, 4*time.Minute, func() (bool, error) {
+	if err := waitFor(ctx, 6*time.Minute, func() (bool, error) {
 		for _, p := range k.pods() {
 			pod, err := env.admin.CoreV1().Pods(kafkaNS).Get(ctx, p, metav1.GetOptions{})
 			if err != nil || !kube.PodReady(pod) {
@@ -275,6 +275,17 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 		{Name: "KAFKA_CFG_AUTO_CREATE_TOPICS_ENABLE", Value: "false"},
 		{Name: "KAFKA_CFG_BROKER_RACK", Value: "$(POD_NAME)"},
 		{Name: "KAFKA_CFG_REPLICA_SELECTOR_CLASS", Value: "org.apache.kafka.common.replica.RackAwareReplicaSelector"},
+		// Kafka's quorum and session timeouts (defaults 2 s fetch, 1 s
+		// election, 2 s request, 9 s broker session) are for an idle
+		// machine: on this loaded 2-core node a CI run's fresh 4.4.0
+		// cluster changed leaders and timed out broker registrations for 4
+		// minutes and never became Ready. Longer quorum timeouts let it form;
+		// the broker session only doubles, as a restarted broker cannot
+		// register again before its previous session has expired.
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_FETCH_TIMEOUT_MS", Value: "10000"},
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS", Value: "5000"},
+		{Name: "KAFKA_CFG_CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS", Value: "10000"},
+		{Name: "KAFKA_CFG_BROKER_SESSION_TIMEOUT_MS", Value: "18000"},
 		{Name: "KAFKA_HEAP_OPTS", Value: "-Xmx256m -Xms64m"},
 		{Name: "KAFKA_OPTS", Value: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k"},
 	}
@@ -451,7 +462,8 @@ func (k *kafkaCluster) class(tool string) string {
 	return "org.apache.kafka.tools." + tool
 }
 
-// bootstrap is every healthy broker's address but skip's.
+// bootstrap is every Ready broker's address but skip's (a crash-looping
+// broker's address would make a tool's first connection fail).
 func (k *kafkaCluster) bootstrap(skip ...string) string {
 	var out []string
 	for _, p := range k.brokerPods() {
@@ -459,7 +471,7 @@ func (k *kafkaCluster) bootstrap(skip ...string) string {
 			continue
 		}
 		pod, err := env.admin.CoreV1().Pods(kafkaNS).Get(context.Background(), p, metav1.GetOptions{})
-		if err == nil && pod.Status.PodIP != "" {
+		if err == nil && pod.Status.PodIP != "" && kube.PodReady(pod) {
 			out = append(out, pod.Status.PodIP+":9092")
 		}
 	}
@@ -651,12 +663,20 @@ func (k *kafkaCluster) waitGone(pods ...string) {
 
 // recovered proves with Kafka's own tools that the node behind pod is back:
 // registered and unfenced, an observer (or voter) of the metadata quorum
-// with lag 0, every partition's ISR back to 3, and every record written
-// before the fault read back from its replica. It returns when that held.
-func (k *kafkaCluster) recovered(pod string, timeout time.Duration) time.Time {
+// with lag 0, every partition's ISR back to every broker but the ones down
+// (known to be down meanwhile: 3 replicas when none is), and every record
+// written before the fault read back from its replica. It returns when
+// that held.
+func (k *kafkaCluster) recovered(pod string, timeout time.Duration, down ...string) time.Time {
 	t := k.t
 	t.Helper()
 	id := k.nodeID(pod)
+	var up []int
+	for _, p := range k.brokerPods() {
+		if !containsString(down, p) {
+			up = append(up, k.nodeID(p))
+		}
+	}
 	var last string
 	ctx := k.ctx(timeout + time.Minute)
 	if err := waitFor(ctx, timeout, func() (bool, error) {
@@ -693,9 +713,11 @@ func (k *kafkaCluster) recovered(pod string, timeout time.Duration) time.Time {
 			return false, nil
 		}
 		for p, r := range isr {
-			if len(r) != 3 {
-				last = fmt.Sprintf("partition %d's ISR is %v", p, r)
-				return false, nil
+			for _, n := range up {
+				if !containsInt(r, n) {
+					last = fmt.Sprintf("partition %d's ISR is %v, want %v in it", p, r, up)
+					return false, nil
+				}
 			}
 		}
 		return true, nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -86,44 +87,46 @@ var checkpointFault = faultCase{
 }
 
 // TestRealKafkaRepairs runs the seed incident on 3.7.2, then every
-// automated repair and the refusals on the newest Kafka, then the refusal
-// on a combined node.
+// automated repair and the refusals on the newest Kafka, sharing one
+// cluster, then the refusal on a combined node.
 func TestRealKafkaRepairs(t *testing.T) {
-	// By default (CI) the scenarios that have passed end to end on real
-	// Kafka run: the seed on the oldest and newest line and move-foreign-dir
-	// on the newest. REALNODE_KAFKA_SCENARIOS=all adds the ones written but
-	// not yet seen through (move-checkpoint-file, the refusals, the
-	// combined nodes), each 5 to 15 minutes on this machine.
+	// REALNODE_KAFKA_SCENARIOS=all adds what the default leaves out for
+	// CI's time or because the bot does not yet pass it (see below).
 	all := os.Getenv("REALNODE_KAFKA_SCENARIOS") == "all"
 	t.Run(oldestKafka, func(t *testing.T) {
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
 		k.writeData("start")
-		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault) })
+		// The crash-to-alert time (about 3 minutes of waiting) is measured
+		// with REALNODE_KAFKA_SCENARIOS=all only: the sweep's alert on a
+		// real node is checked by TestSeedIncidentOnARealNode.
+		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, all) })
 	})
 	t.Run(newestKafka, func(t *testing.T) {
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false)
 		k.writeData("start")
-		faults := []faultCase{foreignDirFault, seedFault}
-		if all {
-			faults = []faultCase{foreignDirFault, checkpointFault, seedFault}
-		}
-		for _, fc := range faults {
-			if !t.Run(fc.name, func(t *testing.T) { k.repairOne(t, fc) }) {
-				return
-			}
-		}
-		if !all {
+		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, false) }) {
 			return
 		}
-		t.Run("two-brokers-one-repair", func(t *testing.T) { k.twoBrokers(t) })
-		t.Run("refused-on-a-controller", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
+		// move-checkpoint-file is opt-in: on 4.4.0 the bot diagnoses the real
+		// crash (corrupt-checkpoint-file) but offers no Approve, since the
+		// line naming the file is not in the exception chain of the
+		// terminal event ("Shutdown broker because all log dirs in … have
+		// failed"). It fails until internal/diagnose takes that shape.
+		if all && !t.Run(checkpointFault.name, func(t *testing.T) { k.repairOne(t, checkpointFault, false) }) {
+			return
+		}
+		// The seed on broker 102, with broker 101 failing at once: it
+		// leaves 101 crash-looping for the refusals below.
+		if !t.Run("two-brokers-one-repair", func(t *testing.T) { k.twoBrokers(t) }) {
+			return
+		}
+		if !t.Run("refused-on-a-controller", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) }) {
+			return
+		}
 		// Last: it leaves the quorum without a leader. Controller 2 is down
 		// since the test above; broker 101 still has the foreign dir.
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
-	if !all {
-		return
-	}
 	t.Run(newestKafka+"-combined", func(t *testing.T) {
 		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true)
 		k.writeData("start")
@@ -131,87 +134,152 @@ func TestRealKafkaRepairs(t *testing.T) {
 	})
 }
 
+// planted is a fault to plant on one node's volume.
+type planted struct {
+	pod   string
+	fault faultCase
+}
+
+// plant stops the nodes of a StatefulSet above keep (its highest
+// ordinals, by scaling it down: SIGTERM, Kafka's controlled shutdown),
+// plants each fault on its node's stopped volume, and starts them again.
+func (k *kafkaCluster) plant(set string, keep int32, faults ...planted) {
+	t := k.t
+	k.scale(set, keep)
+	var pods []string
+	for _, f := range faults {
+		pods = append(pods, f.pod)
+	}
+	k.waitGone(pods...)
+	for _, f := range faults {
+		t.Logf("FAULT Kafka %s, %s (node %d): %s", k.version, f.pod, k.nodeID(f.pod), f.fault.plant(t, k.logDir(f.pod)))
+	}
+	k.scale(set, 3)
+}
+
 // repairOne plants fc on broker 102 (stopped, then started), lets the bot
-// repair it, and proves recovery with Kafka's tools.
-func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase) {
+// repair it, and proves recovery with Kafka's tools. With alert it also
+// waits for the sweep's alert and measures the time from the first crash.
+func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, alert bool) {
 	defer k.on(t)()
 	k.writeData(fc.name)
 	pod := k.brokerPod(2)
 	pods := watchPods(t)
 	alerts := len(env.emu.Messages(alertChannel))
-	backups := len(kafkabotBackups(t, k.volume(pod)))
-
-	// Stop the broker (Kafka's controlled shutdown), change its disk, start it.
-	k.scale(k.brokerSet(), 2)
-	k.waitGone(pod)
-	t.Logf("FAULT Kafka %s, %s (node %d): %s", k.version, pod, k.nodeID(pod), fc.plant(t, k.logDir(pod)))
-	k.scale(k.brokerSet(), 3)
+	k.plant(k.brokerSet(), 2, planted{pod, fc})
 
 	s := k.scenario(pod)
-	s.waitFirstCrash()
 	crashing := s.waitCrashLoop(1)
 	k.checkCrash(pod, fc)
-	// The first crash as the pod watch saw it (a poll of a loaded API
-	// server can miss the first termination and see the second).
-	first := pods.firstExitOf(pod, crashing.UID)
-
-	if alert, ok := waitNewMessage(t, alertChannel, alerts, pod, 4*time.Minute); !ok {
-		t.Errorf("no crash-loop alert for %s in %s", pod, alertChannel)
-	} else {
-		measure(t, "Kafka "+k.version+" "+fc.name+": crash to alert in Slack", slackTime(alert.TS).Sub(first))
+	if alert {
+		// The first crash as the pod watch saw it (a poll of a loaded API
+		// server can miss the first termination and see the second).
+		first := pods.firstExitOf(pod, crashing.UID)
+		if m, ok := waitNewMessage(t, alertChannel, alerts, pod, 4*time.Minute); !ok {
+			t.Errorf("no crash-loop alert for %s in %s", pod, alertChannel)
+		} else {
+			measure(t, "Kafka "+k.version+" "+fc.name+": crash to alert in Slack", slackTime(m.TS).Sub(first))
+		}
 	}
+	k.proveRepair(pods, k.approveWhileRunning(pod, fc), fc.name)
+}
 
-	// Approve while Kafka is stopped (its container waiting in the back-off
-	// or just ended): an approval while the JVM runs, for the 20 to 40 s
-	// it takes a real broker to reach the fault, is refused by the
-	// still-crash-looping gate ("not crash-looping any more (running, not
-	// ready, N restarts)"), which the stand-in, dying at once, never met.
-	k.nextStop(pod)
-	old, err := s.pod(pod)
-	if err != nil {
-		t.Fatal(err)
+// approval is an approved repair: the diagnosis it was given on, when, the
+// broker pod then, and how many backups its volume had.
+type approval struct {
+	pod     string
+	m       slackemu.Message
+	at      time.Time
+	old     *corev1.Pod
+	backups int
+}
+
+// approveWhileRunning waits until pod's Kafka runs again between two
+// crashes (restarted, not Ready: the JVM takes 20 to 40 s to reach the
+// fault), diagnoses it and approves the repair then. The still-crash-looping
+// gate takes such a broker as crash-looping; the interlock gives the go only
+// once it has crashed again.
+func (k *kafkaCluster) approveWhileRunning(pod string, fc faultCase) approval {
+	t := k.t
+	s := k.scenario(pod)
+	var old *corev1.Pod
+	if err := waitFor(k.ctx(5*time.Minute), 4*time.Minute, func() (bool, error) {
+		p, err := s.pod(pod)
+		if err != nil {
+			return false, nil
+		}
+		c, ok := kafkaStatusOf(p)
+		old = p
+		return ok && c.State.Running != nil && !c.Ready && c.RestartCount > 0, nil
+	}); err != nil {
+		t.Fatalf("%s did not run again after a crash: %v", pod, err)
 	}
-	m := k.diagnosis(pod, fc, true)
-	approved := click(t, m, actionApprove, approver)
-	th, summary, outcome := waitOutcome(t, m, 10*time.Minute)
+	c := kafkaStatus(t, old)
+	a := approval{pod: pod, old: old, backups: len(kafkabotBackups(t, k.volume(pod)))}
+	a.m = k.diagnosis(pod, fc, true)
+	a.at = click(t, a.m, actionApprove, approver)
+	t.Logf("APPROVED %s while its Kafka ran between crashes (restart %d, running since %s, %s before the click)",
+		pod, c.RestartCount, c.State.Running.StartedAt.UTC().Format(time.TimeOnly), a.at.Sub(c.State.Running.StartedAt.Time).Round(time.Second))
+	return a
+}
+
+// proveRepair waits for the approved repair's outcome, checks it succeeded
+// (pod recreated, one backup folder, one debug pod), proves recovery with
+// Kafka's tools (down: brokers known to be down meanwhile) and measures.
+func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down ...string) {
+	t := k.t
+	th, summary, outcome := waitOutcome(t, a.m, 10*time.Minute)
 	if !strings.Contains(summary, "Repair succeeded") {
 		k.dump()
 		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
 	}
+	t.Logf("INTERLOCK %s: %s", a.pod, grepLines(strings.Join(th, "\n"), `Interlock|go given|running again|no go now`, 8))
 	done := slackTime(outcome.TS)
-	now, err := s.pod(pod)
+	now, err := k.scenario(a.pod).pod(a.pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if now.UID == old.UID {
-		t.Errorf("%s was not recreated by the repair", pod)
+	if now.UID == a.old.UID {
+		t.Errorf("%s was not recreated by the repair", a.pod)
 	}
-	if got := len(kafkabotBackups(t, k.volume(pod))); got != backups+1 {
-		t.Errorf("%d new backup folders at the volume root, want 1", got-backups)
+	if got := len(kafkabotBackups(t, k.volume(a.pod))); got != a.backups+1 {
+		t.Errorf("%d new backup folders at the volume root, want 1", got-a.backups)
 	}
-	recovered := k.recovered(pod, 5*time.Minute)
-	t.Logf("AFTER Kafka %s %s: %s", k.version, fc.name, startupLines(podLog(t, pod)))
+	recovered := k.recovered(a.pod, 5*time.Minute, down...)
+	t.Logf("AFTER Kafka %s %s: %s", k.version, what, startupLines(podLog(t, a.pod)))
 
-	name := "Kafka " + k.version + " " + fc.name + ": "
-	if debug := pods.debugPods(pod); len(debug) != 1 {
+	name := "Kafka " + k.version + " " + what + ": "
+	if debug := pods.debugPods(a.pod); len(debug) != 1 {
 		t.Errorf("%d debug pods ran, want 1", len(debug))
 	} else {
-		measure(t, name+"  kubelet: debug pod created to its container finished", debug[0].finished.Sub(debug[0].added))
+		measure(t, name+"  bot+kubelet: approve to debug pod created", debug[0].added.Sub(a.at))
+		measure(t, name+"  kubelet+interlock: debug pod created to its container finished (waits for Kafka's next stop)", debug[0].finished.Sub(debug[0].added))
 	}
-	ready, deleted := pods.readyAt(pod, now.UID), pods.deletedAt(pod, old.UID)
-	measure(t, name+"approve to broker unfenced, caught up, ISR 3", recovered.Sub(approved))
-	measure(t, name+"  bot: approve to broker pod deleted (gates, debug pod, move)", deleted.Sub(approved))
+	ready, deleted := pods.readyAt(a.pod, now.UID), pods.deletedAt(a.pod, a.old.UID)
+	measure(t, name+"approve to broker unfenced, caught up, ISR back", recovered.Sub(a.at))
+	measure(t, name+"  bot: approve to broker pod deleted (gates, debug pod, interlock, move)", deleted.Sub(a.at))
 	measure(t, name+"  kubelet+Kafka: pod deleted to new pod Ready (port 9092 open)", ready.Sub(deleted))
-	measure(t, name+"  Kafka: pod Ready to unfenced, caught up, ISR 3 (as the tools saw it)", recovered.Sub(ready))
-	measure(t, name+"approve to the bot's summary (settle included)", done.Sub(approved))
-	reqs := botRequests(t, approved.Add(-time.Second), done.Add(time.Second))
+	measure(t, name+"  Kafka: pod Ready to unfenced, caught up, ISR back (as the tools saw it)", recovered.Sub(ready))
+	measure(t, name+"approve to the bot's summary (settle included)", done.Sub(a.at))
+	reqs := botRequests(t, a.at.Add(-time.Second), done.Add(time.Second))
 	t.Logf("MEASURE %s API requests of the repair (approve to summary): %d: %s", name, len(reqs), summarize(reqs))
 }
 
 // checkCrash checks the node's real crash log says what the fault makes
 // Kafka say, and logs its key lines.
+// A crash-looping container's previous log can be briefly unreadable
+// (the kubelet answered "unable to retrieve container logs" while the
+// container restarted): it is read again for up to a minute; every crash of
+// the loop prints the same fault.
 func (k *kafkaCluster) checkCrash(pod string, fc faultCase) {
-	log := previousLog(k.t, pod)
+	var log string
+	_ = waitFor(k.ctx(2*time.Minute), time.Minute, func() (bool, error) {
+		out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod, "--previous")
+		if log = out; err != nil {
+			log = fmt.Sprintf("%v\n%s", err, out)
+		}
+		return strings.Contains(log, fc.crash), nil
+	})
 	if !strings.Contains(log, fc.crash) {
 		k.t.Fatalf("the real node's crash log lacks %q:\n%s", fc.crash, lastLines(log, 40))
 	}
@@ -219,9 +287,23 @@ func (k *kafkaCluster) checkCrash(pod string, fc faultCase) {
 }
 
 // diagnosis asks the bot to diagnose pod and checks what it found and
-// whether it offers Approve.
+// whether it offers Approve. It asks once the crashed container runs
+// again or waits in its back-off: asked while the kubelet still reported
+// the crashed 3.7.2 broker Terminated, the diagnosis once came back
+// unclassified-fatal.
 func (k *kafkaCluster) diagnosis(pod string, fc faultCase, offered bool) slackemu.Message {
 	t := k.t
+	s := k.scenario(pod)
+	if err := waitFor(k.ctx(3*time.Minute), 2*time.Minute, func() (bool, error) {
+		p, err := s.pod(pod)
+		if err != nil {
+			return false, nil
+		}
+		c, ok := kafkaStatusOf(p)
+		return ok && c.State.Terminated == nil, nil
+	}); err != nil {
+		t.Fatalf("%s stayed terminated: %v", pod, err)
+	}
 	m := diagnose(t, "diagnose "+kafkaNS+"/"+pod)
 	text := blockTexts(t, m.Blocks)
 	if !strings.Contains(text, fc.diagnosis) {
@@ -237,59 +319,62 @@ func (k *kafkaCluster) diagnosis(pod string, fc faultCase, offered bool) slackem
 // combined node): the bot must give the runbook and never offer the move.
 func (k *kafkaCluster) refusedOnVoter(t *testing.T, pod string) {
 	defer k.on(t)()
-	k.scale(k.controllerSet(), 2)
-	k.waitGone(pod)
-	t.Logf("FAULT Kafka %s, voter %s (node %d): %s", k.version, pod, k.nodeID(pod), seedFault.plant(t, k.logDir(pod)))
-	k.scale(k.controllerSet(), 3)
-	s := k.scenario(pod)
-	s.waitCrashLoop(1)
+	pods := watchPods(t)
+	k.plant(k.controllerSet(), 2, planted{pod, seedFault})
+	k.scenario(pod).waitCrashLoop(1)
 	k.checkCrash(pod, seedFault)
 	m := k.diagnosis(pod, seedFault, false)
-	text := blockTexts(t, m.Blocks)
-	for _, want := range []string{"Do not wipe this node", "voter"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the runbook for voter %s lacks %q:\n%s", pod, want, text)
-		}
+	if text := blockTexts(t, m.Blocks); !strings.Contains(text, "no automated repair") {
+		t.Errorf("the diagnosis of voter %s does not say there is no automated repair:\n%s", pod, text)
 	}
-	if left := listDebugPods(t); len(left) != 0 {
-		t.Errorf("debug pods for a voter: %v", left)
+	// The runbook is in the diagnosis' thread.
+	th := strings.Join(waitThread(t, m, "Do not wipe this node", 2*time.Minute), "\n")
+	if !strings.Contains(th, "voter") {
+		t.Errorf("the runbook for voter %s does not say why (a voter):\n%s", pod, th)
+	}
+	t.Logf("RUNBOOK for voter %s: %s", pod, grepLines(th, `Do not wipe|voter|Role`, 6))
+	if n := len(pods.debugPods(pod)); n != 0 {
+		t.Errorf("%d debug pods ran for voter %s", n, pod)
 	}
 }
 
-// twoBrokers plants different faults on brokers 101 and 102 at once: the
-// first approved repair runs, the second approval, given while the first
-// runs, is refused with the reason in its thread.
+// twoBrokers plants different faults on brokers 102 (the seed) and 101 (a
+// foreign dir) at once: the first approved repair runs and is proven, the
+// second approval, given while the first runs, is refused with the reason
+// in its thread. Broker 101 is left crash-looping.
 func (k *kafkaCluster) twoBrokers(t *testing.T) {
 	defer k.on(t)()
+	k.writeData("two-brokers")
 	a, b := k.brokerPod(2), k.brokerPod(1)
-	k.scale(k.brokerSet(), 1)
-	k.waitGone(a, b)
-	t.Logf("FAULT %s: %s", a, seedFault.plant(t, k.logDir(a)))
-	t.Logf("FAULT %s: %s", b, foreignDirFault.plant(t, k.logDir(b)))
-	k.scale(k.brokerSet(), 3)
-	sa, sb := k.scenario(a), k.scenario(b)
-	sa.waitCrashLoop(1)
-	sb.waitCrashLoop(1)
-	k.nextStop(a)
-	ma := k.diagnosis(a, seedFault, true)
+	pods := watchPods(t)
+	k.plant(k.brokerSet(), 1, planted{a, seedFault}, planted{b, foreignDirFault})
+	k.scenario(a).waitCrashLoop(1)
+	k.checkCrash(a, seedFault)
+	k.scenario(b).waitCrashLoop(1)
+	k.checkCrash(b, foreignDirFault)
+	first := k.approveWhileRunning(a, seedFault)
+	// The first repair holds its Leases once its debug pod exists.
+	if err := waitFor(k.ctx(3*time.Minute), 2*time.Minute, func() (bool, error) {
+		return len(pods.debugPods(a)) > 0, nil
+	}); err != nil {
+		t.Fatalf("no debug pod for %s: %v", a, err)
+	}
 	mb := k.diagnosis(b, foreignDirFault, true)
-	click(t, ma, actionApprove, approver)
-	waitThread(t, ma, "approved", time.Minute)
 	click(t, mb, actionApprove, approver)
 	th := waitThreadFunc(t, mb, "a refusal", func(s string) bool {
 		return strings.Contains(s, "under repair") || strings.Contains(s, "one broker at a time")
 	}, 2*time.Minute)
-	t.Logf("REFUSED %s while %s is repaired: %s", b, a, lastLines(strings.Join(th, "\n"), 6))
-	_, summary, _ := waitOutcome(t, ma, 10*time.Minute)
-	if !strings.Contains(summary, "Repair succeeded") {
-		t.Errorf("the first repair did not succeed:\n%s", summary)
-	}
+	t.Logf("REFUSED %s while %s is repaired: %s", b, a, grepLines(strings.Join(th, "\n"), `refused|under repair`, 6))
+	k.proveRepair(pods, first, "seed with a second broker failing", b)
 	if got := listDebugPods(t); len(got) != 0 {
 		t.Errorf("debug pods left: %v", got)
 	}
+	if n := len(pods.debugPods(b)); n != 0 {
+		t.Errorf("%d debug pods ran for the refused %s", n, b)
+	}
 	for _, r := range env.emu.Thread(mb.Channel, mb.TS) {
-		if repairOutcome.MatchString(r.Text+"\n"+blocksText(r.Blocks)) && strings.Contains(r.Text+blocksText(r.Blocks), "succeeded") {
-			t.Errorf("the second broker was repaired too: %s", r.Text)
+		if text := r.Text + "\n" + blocksText(r.Blocks); repairOutcome.MatchString(text) && strings.Contains(text, "succeeded") {
+			t.Errorf("the second broker was repaired too: %s", text)
 		}
 	}
 }
@@ -301,7 +386,6 @@ func (k *kafkaCluster) twoBrokers(t *testing.T) {
 func (k *kafkaCluster) noQuorumLeader(t *testing.T, pod string, fc faultCase) {
 	defer k.on(t)()
 	s := k.scenario(pod)
-	k.nextStop(pod)
 	m := k.diagnosis(pod, fc, true)
 	stopped := k.pods()[1]
 	setUnschedulable(t, true)
@@ -327,7 +411,7 @@ func (k *kafkaCluster) noQuorumLeader(t *testing.T, pod string, fc faultCase) {
 	}
 	click(t, m, actionApprove, approver)
 	th := waitThreadFunc(t, m, "a refusal naming the quorum", func(s string) bool { return strings.Contains(s, "quorum") }, 2*time.Minute)
-	t.Logf("REFUSED without a quorum leader: %s", lastLines(strings.Join(th, "\n"), 6))
+	t.Logf("REFUSED without a quorum leader: %s", grepLines(strings.Join(th, "\n"), `refused|quorum`, 6))
 	if got := listDebugPods(t); len(got) != 0 {
 		t.Errorf("debug pods ran without a quorum leader: %v", got)
 	}
@@ -344,31 +428,6 @@ func (pw *podWatch) firstExitOf(name string, uid types.UID) time.Time {
 		return r.firstExit
 	}
 	return time.Time{}
-}
-
-// nextStop waits until pod's Kafka container has crashed again and the
-// kubelet reports it waiting in CrashLoopBackOff (on this loaded machine
-// that status came tens of seconds after the exit; in between the crashed
-// container is reported Terminated, and a diagnosis then classified the
-// 3.7.2 seed crash as unclassified-fatal, no Approve, while the sweep's
-// alert at the CrashLoopBackOff status had the right rule).
-func (k *kafkaCluster) nextStop(pod string) {
-	s := k.scenario(pod)
-	cur, err := s.pod(pod)
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	from := kafkaStatus(k.t, cur).RestartCount
-	if err := waitFor(k.ctx(8*time.Minute), 7*time.Minute, func() (bool, error) {
-		p, err := s.pod(pod)
-		if err != nil {
-			return false, nil
-		}
-		c, ok := kafkaStatusOf(p)
-		return ok && c.RestartCount > from && c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff", nil
-	}); err != nil {
-		k.t.Fatalf("%s did not stop again after restart %d: %v", pod, from, err)
-	}
 }
 
 // waitNewMessage waits for a top-level message in ch, after the first
@@ -391,16 +450,7 @@ func waitNewMessage(t *testing.T, ch string, skip int, want string, timeout time
 	return found, err == nil
 }
 
-// previousLog is the node's last crashed container's log.
-func previousLog(t *testing.T, pod string) string {
-	t.Helper()
-	out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod, "--previous")
-	if err != nil {
-		t.Fatalf("reading %s's previous log: %v\n%s", pod, err, out)
-	}
-	return out
-}
-
+// podLog is the node's current container's log.
 func podLog(t *testing.T, pod string) string {
 	t.Helper()
 	out, err := env.run(context.Background(), "-n", kafkaNS, "logs", pod)
