@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/repairthread"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -66,7 +67,7 @@ type escalationGrant struct {
 
 // offerEscalationClear posts, in the thread of a repair whose broker
 // crashed again, the escalation and a button approvers use to clear it.
-func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *member, a approval.Approval) {
+func (b *Bot) offerEscalationClear(ctx context.Context, rep *repairthread.Reporter, m *member, a approval.Approval) {
 	if m.Escalations == nil {
 		return
 	}
@@ -78,8 +79,9 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 		return
 	}
 	now := b.clock()
+	channel, thread := rep.Thread()
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: channel, Thread: thread,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
 	})
 	if err != nil {
@@ -97,11 +99,11 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 		slack.NewSectionBlock(slackview.Mrkdwn(text), nil, nil),
 		slack.NewActionBlock(blockEscalation, button),
 	}
-	rep.setLast(b.poster.Enqueue(rep.key(), func(qctx context.Context) {
-		if _, err := b.poster.Post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
+	rep.Enqueue(func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, channel, thread, blocks, text); err != nil {
 			b.log.Error("posting the escalation in the thread failed", "cluster", ref.KafkaCluster, "error", err)
 		}
-	}))
+	})
 	rep.Wait(ctx)
 }
 
