@@ -250,7 +250,7 @@ func (n *AlertNotifier) Resolve(ctx context.Context, ref alert.MessageRef, a ale
 	parent, _ := b.messages.AddIfAbsent(messageKey(ref.Channel, ref.TS), newParentMessage(ref.Channel, ref.TS, nil))
 	parent.resolve(slackview.ResolvedHeader(slackview.PodLabel(ns, a.Pod), a.Title), slackview.ResolvedBanner(facts(a)), slackview.ResolvedAlert(facts(a)))
 	err = n.inOrder(ctx, ref, func(qctx context.Context) error {
-		blocks, _ := parent.snapshot()
+		blocks, _ := parent.Snapshot()
 		if err := p.Update(qctx, ref.Channel, ref.TS, blocks, "Resolved: "+slackview.PodLabel(a.Namespace, a.Pod)); err != nil {
 			return err
 		}

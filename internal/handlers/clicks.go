@@ -17,6 +17,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/repairthread"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -139,7 +140,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
-	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	if len(out.Dropped) > 0 {
 		dropped := make([]string, len(out.Dropped))
 		for i, v := range out.Dropped {
@@ -153,7 +154,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
 		parent.decide(slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
-		rep.enqueueParentUpdate(true)
+		rep.UpdateParent()
 		rep.Say(slackview.RejectedReply(c.User, a.Pod))
 		rep.Wait(ctx)
 		return
@@ -169,7 +170,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	}
 	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
 	parent.decide(slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
-	rep.enqueueParentUpdate(true)
+	rep.UpdateParent()
 	plan := slackview.Plan(a.Action, a.Target, b.podLabel(m, a.Namespace, a.Pod), a.PodUID, a.Rule)
 	if m.Repairer == nil {
 		rep.Say(slackview.NoExecutorReply(c.User, plan))
@@ -253,7 +254,7 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
 	text := slackview.UnsignedRecord(a.ID, a.Namespace)
 	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
-	rep := newThreadReporter(b.poster, parent, a.Pod, b.log, b.clock)
+	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	rep.Say(text)
 	rep.Wait(ctx)
 	b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
@@ -308,6 +309,8 @@ func (b *Bot) audit(event string, c click, a approval.Approval, extra ...any) {
 	b.log.Info("approval decision", append(attrs, extra...)...)
 }
 
+var _ recovery.PlanReporter = (*finishOnce)(nil)
+
 // finishOnce makes sure the summary is posted exactly once, whether or not
 // the Repairer calls Finish itself.
 type finishOnce struct {
@@ -321,6 +324,13 @@ func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
 		return
 	}
 	f.Reporter.Finish(ctx, s)
+}
+
+// Planned forwards the plan to the Reporter when it takes one.
+func (f *finishOnce) Planned(ctx context.Context, steps []string) {
+	if pr, ok := f.Reporter.(recovery.PlanReporter); ok {
+		pr.Planned(ctx, steps)
+	}
 }
 
 // approvalChannelList is for messages: the channels where Approve counts

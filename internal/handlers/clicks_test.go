@@ -378,7 +378,7 @@ func (cb *clickBench) step(i int, token string, v vote) {
 // lines returns the clicked message's status and decision lines as the
 // bot last rewrote them ("" for none).
 func (cb *clickBench) lines() (status, decision string) {
-	blocks, _ := cb.parent.snapshot()
+	blocks, _ := cb.parent.Snapshot()
 	for _, b := range blocks {
 		cb, ok := b.(*slack.ContextBlock)
 		if !ok || len(cb.ContextElements.Elements) == 0 {

@@ -6,12 +6,12 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/repairthread"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -66,7 +66,7 @@ type escalationGrant struct {
 
 // offerEscalationClear posts, in the thread of a repair whose broker
 // crashed again, the escalation and a button approvers use to clear it.
-func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *member, a approval.Approval) {
+func (b *Bot) offerEscalationClear(ctx context.Context, rep *repairthread.Reporter, m *member, a approval.Approval) {
 	if m.Escalations == nil {
 		return
 	}
@@ -78,30 +78,28 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *ThreadReporter, m *
 		return
 	}
 	now := b.clock()
+	channel, thread := rep.Thread()
 	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: rep.parent.Channel, Thread: rep.parent.TS,
+		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: channel, Thread: thread,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
 	})
 	if err != nil {
 		b.log.Error("signing the clear-escalation button failed", "cluster", ref.KafkaCluster, "error", err)
 		return
 	}
-	text := fmt.Sprintf("🛑 Cluster %s is *escalated*: the bot runs no automated repair of any of its brokers until a person clears this. "+
-		"Find the cause first (the controllers' snapshot, the disks); then an approver clears it here, or anyone with cluster access runs %s.",
-		slackview.InlineCode(b.qualified(m, ref.KafkaCluster), 260), slackview.InlineCode("bot escalation clear "+ref.KafkaCluster, 260))
-	button := slack.NewButtonBlockElement(actionClearEscalation, token, slackview.Plain("Clear escalation"))
+	text := slackview.Escalated(b.qualified(m, ref.KafkaCluster), ref.KafkaCluster)
+	button := slack.NewButtonBlockElement(actionClearEscalation, token, slackview.Plain(slackview.ClearEscalationButton))
 	button.Style = slack.StyleDanger
-	button.Confirm = slack.NewConfirmationBlockObject(slackview.Plain("Allow automated repairs again?"),
-		slackview.Plain("The bot will again offer automated repairs of "+ref.KafkaCluster+"."), slackview.Plain("Clear escalation"), slackview.Plain("Cancel"))
+	button.Confirm = slackview.ClearEscalationConfirm(ref.KafkaCluster)
 	blocks := []slack.Block{
 		slack.NewSectionBlock(slackview.Mrkdwn(text), nil, nil),
 		slack.NewActionBlock(blockEscalation, button),
 	}
-	rep.setLast(b.poster.Enqueue(rep.key(), func(qctx context.Context) {
-		if _, err := b.poster.Post(qctx, rep.parent.Channel, rep.parent.TS, blocks, text); err != nil {
+	rep.Enqueue(func(qctx context.Context) {
+		if _, err := b.poster.Post(qctx, channel, thread, blocks, text); err != nil {
 			b.log.Error("posting the escalation in the thread failed", "cluster", ref.KafkaCluster, "error", err)
 		}
-	}))
+	})
 	rep.Wait(ctx)
 }
 
@@ -135,43 +133,41 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	refuse := func(reason, text string) {
 		b.log.Info("escalation decision", "audit", true, "event", "escalation.refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "kube_cluster", g.Cluster, "cluster", g.KafkaCluster)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text+" Nothing was changed.")
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text+slackview.RefuseEscalationNothing))
 	}
 	switch {
 	case err != nil || g.V != 1 || g.KafkaCluster == "" || g.UID == "":
 		g = escalationGrant{}
-		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered).")
+		refuse("invalid-token", slackview.RefuseEscalationInvalidToken)
 		return
 	case !b.clock().Before(time.Unix(g.ExpiresAt, 0)):
-		refuse("expired", "This button has expired; run `bot escalation clear "+g.KafkaCluster+"` instead.")
+		refuse("expired", slackview.RefuseEscalationExpired(g.KafkaCluster))
 		return
 	case g.Channel != c.Channel:
-		refuse("wrong-origin", "This button belongs to another channel.")
+		refuse("wrong-origin", slackview.RefuseEscalationWrongOrigin)
 		return
 	}
 	m, ok := b.memberNamed(g.Cluster)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", "This button is for a Kubernetes cluster I do not serve ("+slackview.InlineCode(g.Cluster, 80)+").")
+		refuse("unknown-cluster", slackview.RefuseEscalationUnknownCluster(g.Cluster))
 		return
 	case !m.isApprover(c.User):
-		refuse("not-an-approver", "Only approvers "+b.ofCluster(m)+"may allow automated repairs again. Approvers: "+m.approverList()+".")
+		refuse("not-an-approver", slackview.RefuseEscalationNotApprover(b.ofCluster(m), m.approverList()))
 		return
 	case m.Escalations == nil:
-		refuse("no-store", "This bot cannot reach the escalation records.")
+		refuse("no-store", slackview.RefuseEscalationNoStore)
 		return
 	}
 	ref, err := m.Escalations.ClearEscalation(ctx, g.KafkaCluster, g.UID)
 	if err != nil {
 		b.log.Warn("clearing an escalation failed", "cluster", g.KafkaCluster, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I did not clear the escalation of "+slackview.InlineCode(g.KafkaCluster, 200)+": "+
-			slackview.EscapeTruncate(err.Error(), 500)+". `bot escalation list` shows the records.")
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.ClearEscalationFailed(g.KafkaCluster, err.Error()))
 		return
 	}
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
 		"kube_cluster", m.Name, "cluster", ref.KafkaCluster, "escalated_pod", ref.Pod)
-	text := fmt.Sprintf("🔓 %s cleared the escalation of %s. The bot offers automated repairs of its brokers again.",
-		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, ref.KafkaCluster), 260))
+	text := slackview.EscalationCleared(c.User, b.qualified(m, ref.KafkaCluster))
 	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.KafkaCluster, "error", err)

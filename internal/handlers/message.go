@@ -36,16 +36,16 @@ func (m *parentMessage) decide(decision, status string) {
 	m.version++
 }
 
-// setStatus replaces the status line.
-func (m *parentMessage) setStatus(status string) {
+// SetStatus replaces the status line.
+func (m *parentMessage) SetStatus(status string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.blocks = slackview.WithStatus(m.blocks, status)
 	m.version++
 }
 
-// snapshot returns the current blocks and their version.
-func (m *parentMessage) snapshot() ([]slack.Block, int) {
+// Snapshot returns the current blocks and their version.
+func (m *parentMessage) Snapshot() ([]slack.Block, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.blocks), m.version

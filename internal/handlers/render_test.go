@@ -238,8 +238,8 @@ func TestParentMessageDecision(t *testing.T) {
 		Token: "x.y", ExpiresAt: renderNow.Add(time.Hour), Now: renderNow}.Message().Blocks
 	m := newParentMessage("C1", "1.2", blocks)
 	m.decide("✅ Approved by <@U0APPROVER>", "⏳ starting")
-	m.setStatus("✅ done")
-	got, _ := m.snapshot()
+	m.SetStatus("✅ done")
+	got, _ := m.Snapshot()
 	if slackview.HasButtons(got) {
 		t.Fatal("buttons survived the decision")
 	}

@@ -140,7 +140,7 @@ func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time
 			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
 			return nil
 		}
-		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, slackview.Plain("🔕 Silence "+what+" "+c.label)))
+		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, slackview.Plain(slackview.SilenceButton(what, c.label))))
 	}
 	return slack.NewActionBlock(blockSilence, buttons...)
 }
@@ -175,7 +175,7 @@ func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time
 	}
 	var options []*slack.OptionBlockObject
 	for _, c := range silenceChoices {
-		options = append(options, slack.NewOptionBlockObject(c.label, slackview.Plain("🔕 Silence "+what+" for "+c.label), nil))
+		options = append(options, slack.NewOptionBlockObject(c.label, slackview.Plain(slackview.SilenceOption(what, c.label)), nil))
 	}
 	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
 }
@@ -251,48 +251,45 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	refuse := func(reason, text string) {
 		b.log.Info("silence decision", "audit", true, "event", "silence.refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "key", g.Key)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text))
 	}
 	switch {
 	case errors.Is(err, errSilenceExpired):
-		refuse("expired", "This Silence button has expired. Nothing was silenced.")
+		refuse("expired", slackview.RefuseSilenceExpired)
 		return
 	case err != nil:
 		g = silenceGrant{}
-		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was silenced.")
+		refuse("invalid-token", slackview.RefuseSilenceInvalidToken)
 		return
 	case c.Choice != "" && !g.choose(c.Choice):
-		refuse("invalid-choice", "This Silence choice is not one the bot offers. Nothing was silenced.")
+		refuse("invalid-choice", slackview.RefuseSilenceChoice)
 		return
 	case g.Channel != c.Channel:
-		refuse("wrong-origin", "This Silence button belongs to another channel. Nothing was silenced.")
+		refuse("wrong-origin", slackview.RefuseSilenceWrongOrigin)
 		return
 	case !b.isApprover(c.User):
-		refuse("not-an-approver", "Silencing hides alerts from everyone, so only approvers may do it. Approvers: "+
-			b.approverList()+". Nothing was silenced.")
+		refuse("not-an-approver", slackview.RefuseSilenceNotApprover(b.approverList()))
 		return
 	}
 	m, ok := b.memberNamed(g.KC)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", "This Silence button is for a Kubernetes cluster I do not serve. Nothing was silenced.")
+		refuse("unknown-cluster", slackview.RefuseSilenceUnknownCluster)
 		return
 	case m.Silencer == nil:
-		refuse("no-silencer", "Alerts are not enabled on this bot, so there is nothing to silence.")
+		refuse("no-silencer", slackview.RefuseSilenceNoSilencer)
 		return
 	}
 	until := now.Add(g.duration())
 	sil, err := m.Silencer.Silence(ctx, g.Key, until, c.User)
 	if err != nil {
 		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not record the silence: "+slackview.EscapeTruncate(err.Error(), 500))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.SilenceFailed(err.Error()))
 		return
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
-	text := fmt.Sprintf("🔕 %s silenced %s for %s, until %s (silence %s). No alerts about it are posted until then; `/kafka silences` lists the silences.",
-		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, sil.Key), 300), humanDuration(g.duration()),
-		slackview.Date(sil.Until, slackview.DateTime), slackview.InlineCode(sil.ID, 40))
+	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.duration()), sil.Until, sil.ID)
 	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
 	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
@@ -330,7 +327,7 @@ func (b *Bot) alerting(verb Verb) bool {
 // onAlertCommand answers /kafka silences and /kafka sweep.
 func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb Verb) {
 	if !b.alerting(verb) {
-		b.ack(ctx, req, ephemeralResponse("Alerts are not enabled on this bot (ALERT_CHANNEL is not set), so there are no sweeps or silences."))
+		b.ack(ctx, req, ephemeralResponse(slackview.AlertsDisabled))
 		metrics.Commands.WithLabelValues(string(verb), "answered").Inc()
 		return
 	}
@@ -341,11 +338,11 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 	}
 	metrics.Commands.WithLabelValues(string(verb), "accepted").Inc()
 	if verb == VerbSweep {
-		b.ack(ctx, req, ephemeralResponse("🔎 Sweeping the Kafka pods…"))
+		b.ack(ctx, req, ephemeralResponse(slackview.Sweeping))
 		b.start(ctx, func(ctx context.Context) { b.runSweep(ctx, s) })
 		return
 	}
-	b.ack(ctx, req, ephemeralResponse("🔎 Reading the silences…"))
+	b.ack(ctx, req, ephemeralResponse(slackview.ReadingSilences))
 	b.start(ctx, func(ctx context.Context) { b.runSilences(ctx, s) })
 }
 
@@ -361,7 +358,7 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 	}, func(error) bool { return false })
 	if r := results[0]; !b.multi() && r.err != nil {
 		b.log.Error("listing silences failed", "error", r.err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ I could not read the silences: "+slackview.EscapeTruncate(r.err.Error(), 500))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SilencesUnreadable(r.err.Error()))
 		return
 	}
 	var list []clusterSilence
@@ -369,9 +366,9 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 	for _, r := range results {
 		switch {
 		case r.unreachable != "":
-			problems = append(problems, fmt.Sprintf("`%s` cannot be reached (%s)", r.m.Name, slackview.EscapeTruncate(r.unreachable, 200)))
+			problems = append(problems, slackview.ClusterUnreachable(r.m.Name, r.unreachable))
 		case r.err != nil:
-			problems = append(problems, fmt.Sprintf("`%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 200)))
+			problems = append(problems, slackview.ClusterFailed(r.m.Name, r.err.Error()))
 		}
 		for _, sil := range r.val {
 			if b.multi() { // each silence names its cluster
@@ -384,7 +381,7 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 	text := silencesText(list, now)
 	blocks := b.silencesBlocks(list, s.Channel, now)
 	if len(problems) > 0 {
-		note := "⚠️ I could not read the silences of " + strings.Join(problems, "; ") + "."
+		note := slackview.SilencesUnreadableOf(problems)
 		text = note + "\n" + text
 		if len(blocks) > 0 {
 			blocks = append([]slack.Block{slackview.Section("kafkabot.silences.unread", note)}, blocks...)
@@ -398,15 +395,14 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 // silencesText lists silences, one a line, within a message's size.
 func silencesText(list []clusterSilence, now time.Time) string {
 	if len(list) == 0 {
-		return "🔔 No silences are in force: every alert is posted."
+		return slackview.NoSilences
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "🔕 *%d silence(s) in force*\n", len(list))
+	b.WriteString(slackview.SilencesInForce(len(list)) + "\n")
 	for i, s := range list {
-		line := fmt.Sprintf("• %s until %s (%s left), by %s · id %s\n", slackview.InlineCode(s.Key, 300),
-			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), slackview.Mention(s.By), slackview.InlineCode(s.ID, 40))
+		line := "• " + slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID) + "\n"
 		if slackview.RuneLen(b.String())+slackview.RuneLen(line) > slacktransport.MaxPlainText-40 {
-			fmt.Fprintf(&b, "_… and %d more_", len(list)-i)
+			b.WriteString(slackview.AndMore(len(list) - i))
 			break
 		}
 		b.WriteString(line)
@@ -446,33 +442,32 @@ func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
 			swept = append(swept, "`"+o.m.Name+"`")
 		}
 	}
-	where := "the alert channel"
+	where := slackview.AlertChannel("")
 	if b.opts.Alerts != nil {
-		where = "<#" + b.opts.Alerts.Channel() + ">"
+		where = slackview.AlertChannel(b.opts.Alerts.Channel())
 	}
 	if !b.multi() {
 		switch {
 		case len(notLeader) > 0:
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL,
-				"↪️ Slack delivered this command to a replica that does not lead the sweep; the leader sweeps on its schedule. Try again to reach another replica.")
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SweepNotLeader)
 		case len(failed) > 0:
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ The sweep failed: "+failed[0])
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SweepFailed(failed[0]))
 		default:
 			b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "✅ Swept every Kafka pod. New alerts, if any, are in "+where+".")
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SweptAll(where))
 		}
 		return
 	}
 	b.log.Info("sweep on request", "audit", true, "user", s.User, "channel", s.Channel, "swept", len(swept), "not_leader", len(notLeader), "failed", len(failed))
 	var lines []string
 	if len(swept) > 0 {
-		lines = append(lines, "✅ Swept "+strings.Join(swept, ", ")+". New alerts, if any, are in "+where+".")
+		lines = append(lines, slackview.Swept(swept, where))
 	}
 	if len(notLeader) > 0 {
-		lines = append(lines, "↪️ This replica does not lead the sweep of "+strings.Join(notLeader, ", ")+"; its leader sweeps on its schedule. Try again to reach another replica.")
+		lines = append(lines, slackview.SweepNotLeaderOf(notLeader))
 	}
 	for _, f := range failed {
-		lines = append(lines, "⚠️ The sweep failed: "+f)
+		lines = append(lines, slackview.SweepFailed(f))
 	}
 	b.tell(ctx, s.Channel, s.User, s.ResponseURL, strings.Join(lines, "\n"))
 }

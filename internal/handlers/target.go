@@ -49,7 +49,7 @@ func answeredLookup(err error) bool {
 func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (target, bool) {
 	m, ns, err := b.commandCluster(cmd)
 	if err != nil {
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+err.Error())
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.Problem(err.Error()))
 		return target{}, false
 	}
 	if m == nil && !b.multi() {
@@ -75,7 +75,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 			}
 			b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "cluster", m.Name,
 				"namespace", ns, "pod", cmd.Pod, "error", err)
-			b.tell(ctx, s.Channel, s.User, s.ResponseURL, "⚠️ "+slackview.EscapeTruncate(err.Error(), 1500))
+			b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.Problem(slackview.EscapeTruncate(err.Error(), 1500)))
 			return target{}, false
 		}
 		return target{m: m, status: found.Val.status, read: found.Val.read}, true
@@ -107,10 +107,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 	if ns != "" {
 		what = ns + "/" + cmd.Pod
 	}
-	uncheckedNote := ""
-	if len(unchecked) > 0 {
-		uncheckedNote = "\nI could not check " + strings.Join(unchecked, ", ") + "."
-	}
+	uncheckedNote := slackview.Unchecked(unchecked)
 	switch {
 	case len(matches) == 1 && len(ambiguous) == 0:
 		return target{m: hit.m, status: hit.val.status, read: hit.val.read, unchecked: unchecked}, true
@@ -125,18 +122,13 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 		}
 		b.log.Info("pod name matches in several clusters", "audit", true, "user", s.User, "channel", s.Channel,
 			"pod", cmd.Pod, "namespace", ns, "matches", strings.Join(matches, ","), "ambiguous_in", len(ambiguous))
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, fmt.Sprintf(
-			"❓ %s matches Kafka pods in more than one place. Which one? Ask again with the full name, like `/kafka diagnose %s`:\n%s%s",
-			slackview.InlineCode(what, 300), firstOr(matches, "CLUSTER/NAMESPACE/POD"), strings.Join(lines, "\n"), uncheckedNote))
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL,
+			slackview.ManyMatches(what, firstOr(matches, "CLUSTER/NAMESPACE/POD"), lines, uncheckedNote))
 		return target{}, false
 	}
 	b.log.Info("pod lookup failed", "audit", true, "user", s.User, "channel", s.Channel, "namespace", ns, "pod", cmd.Pod,
 		"error", "not found in any cluster", "unchecked", len(unchecked))
-	text := fmt.Sprintf("⚠️ I found no Kafka pod %s in any cluster I could check", slackview.InlineCode(what, 300))
-	if len(checked) > 0 {
-		text += " (" + strings.Join(checked, ", ") + ")"
-	}
-	b.tell(ctx, s.Channel, s.User, s.ResponseURL, text+"."+uncheckedNote)
+	b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.NoMatch(what, checked, uncheckedNote))
 	return target{}, false
 }
 

@@ -51,10 +51,7 @@ func (b *Bot) endSilenceButton(sil clusterSilence, channel string) *slack.Button
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
 	}
-	confirm := slack.NewConfirmationBlockObject(slackview.Plain("End this silence?"),
-		slackview.Plain(slackview.Truncate("Alerts about "+slackview.PlainSafe(sil.Key)+" are posted again from the next sweep.", slackview.MaxConfirmText)),
-		slackview.Plain("End silence"), slackview.Plain("Cancel"))
-	return slack.NewButtonBlockElement(actionUnsilence, token, slackview.Plain("🔔 End silence")).WithConfirm(confirm)
+	return slack.NewButtonBlockElement(actionUnsilence, token, slackview.Plain(slackview.EndSilenceButton)).WithConfirm(slackview.EndSilenceConfirm(sil.Key))
 }
 
 // verifyUnsilence checks token's signature (in constant time) and validity.
@@ -91,14 +88,13 @@ func (b *Bot) silencesBlocks(list []clusterSilence, channel string, now time.Tim
 	if len(list) == 0 {
 		return nil
 	}
-	blocks := []slack.Block{slackview.Section("kafkabot.silences", fmt.Sprintf("🔕 *%d silence(s) in force*", len(list)))}
+	blocks := []slack.Block{slackview.Section("kafkabot.silences", slackview.SilencesInForce(len(list)))}
 	for i, s := range list {
 		if len(blocks) == slackview.MaxBlocks-1 {
-			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", slackview.Mrkdwn(fmt.Sprintf("_… and %d more_", len(list)-i))))
+			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", slackview.Mrkdwn(slackview.AndMore(len(list)-i))))
 			break
 		}
-		text := fmt.Sprintf("%s until %s (%s left), by %s · id %s", slackview.InlineCode(s.Key, 300),
-			slackview.Date(s.Until, slackview.DateTime), s.Until.Sub(now).Round(time.Minute), slackview.Mention(s.By), slackview.InlineCode(s.ID, 40))
+		text := slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID)
 		var accessory *slack.Accessory
 		if btn := b.endSilenceButton(s, channel); btn != nil {
 			accessory = slack.NewAccessory(btn)
@@ -117,46 +113,45 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 	refuse := func(reason, text string) {
 		b.log.Info("silence decision", "audit", true, "event", "silence.end-refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "silence_id", g.ID)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "🚫 "+text)
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text))
 	}
 	switch {
 	case errors.Is(err, errSilenceExpired):
-		refuse("expired", "This silence has already ended. Nothing was changed.")
+		refuse("expired", slackview.RefuseEndExpired)
 		return
 	case err != nil:
 		g = unsilenceGrant{}
-		refuse("invalid-token", "This button is not valid (it was not issued by this bot, or was altered). Nothing was changed.")
+		refuse("invalid-token", slackview.RefuseInvalidToken)
 		return
 	case g.Channel != c.Channel:
-		refuse("wrong-origin", "This End silence button belongs to another channel. Nothing was changed.")
+		refuse("wrong-origin", slackview.RefuseEndWrongOrigin)
 		return
 	case !b.isApprover(c.User):
-		refuse("not-an-approver", "Only approvers may end a silence. Approvers: "+b.approverList()+". Nothing was changed.")
+		refuse("not-an-approver", slackview.RefuseEndNotApprover(b.approverList()))
 		return
 	}
 	m, ok := b.memberNamed(g.KC)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", "This End silence button is for a Kubernetes cluster I do not serve. Nothing was changed.")
+		refuse("unknown-cluster", slackview.RefuseEndUnknownCluster)
 		return
 	case m.Silencer == nil:
-		refuse("no-silencer", "Alerts are not enabled on this bot, so there is no silence to end.")
+		refuse("no-silencer", slackview.RefuseEndNoSilencer)
 		return
 	}
 	sil, err := m.Silencer.EndSilence(ctx, g.ID, c.User)
 	switch {
 	case errors.Is(err, alert.ErrNoSuchSilence):
-		refuse("not-in-force", "This silence is no longer in force (it ended, or someone ended it). Nothing was changed.")
+		refuse("not-in-force", slackview.RefuseEndNotInForce)
 		return
 	case err != nil:
 		b.log.Error("ending a silence failed", "silence_id", g.ID, "user", c.User, "error", err)
-		b.tell(ctx, c.Channel, c.User, c.ResponseURL, "⚠️ I could not end the silence: "+slackview.EscapeTruncate(err.Error(), 500))
+		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.EndSilenceFailed(err.Error()))
 		return
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.ended", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "silence_id", sil.ID)
-	text := fmt.Sprintf("🔔 %s ended the silence of %s (silence %s) at %s: its alerts are posted again from the next sweep.",
-		slackview.Mention(c.User), slackview.InlineCode(b.qualified(m, cmpOr(sil.Key, g.Key)), 300), slackview.InlineCode(g.ID, 40), slackview.Date(now, slackview.DateTime))
+	text := slackview.SilenceEnded(c.User, b.qualified(m, cmpOr(sil.Key, g.Key)), g.ID, now)
 	if c.ThreadTS == "" {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return
