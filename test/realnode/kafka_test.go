@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -631,18 +632,24 @@ func (k *kafkaCluster) readBack(pod string) {
 	}
 }
 
-// stop scales the StatefulSet of pod down so that pod stops (Kafka's
-// controlled shutdown, SIGTERM) and waits until it is gone. pod must be the
-// highest ordinals.
+// scale sets the replicas of the StatefulSet set and returns; with fewer
+// replicas the highest ordinals stop (Kafka's controlled shutdown, SIGTERM),
+// which waitGone waits for. The StatefulSet controller writes the object's
+// status meanwhile, so the update is retried on a conflict (CI saw "the
+// object has been modified" here).
 func (k *kafkaCluster) scale(set string, replicas int32) {
 	ctx := k.ctx(3 * time.Minute)
-	s, err := env.admin.AppsV1().StatefulSets(kafkaNS).Get(ctx, set, metav1.GetOptions{})
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	s.Spec.Replicas = ptr.To(replicas)
-	if _, err := env.admin.AppsV1().StatefulSets(kafkaNS).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		k.t.Fatal(err)
+	sets := env.admin.AppsV1().StatefulSets(kafkaNS)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(ctx, set, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = ptr.To(replicas)
+		_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		k.t.Fatalf("scaling %s to %d: %v", set, replicas, err)
 	}
 }
 
