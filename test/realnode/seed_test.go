@@ -297,6 +297,10 @@ type podRecord struct {
 	firstExit time.Time
 	ready     time.Time
 	deleted   time.Time // deletionTimestamp or DELETED first seen
+	// goValues is every value the debug pod's go annotation took, in the
+	// order the watch saw them: the go signals the script could read,
+	// complete even where the thread's checklist shows only the latest.
+	goValues []string
 }
 
 type podWatch struct {
@@ -341,6 +345,9 @@ func watchPods(t *testing.T) *podWatch {
 			if kube.PodReady(p) && r.ready.IsZero() {
 				r.ready = now
 			}
+			if v := p.Annotations[recovery.AnnotationGo]; v != "" && (len(r.goValues) == 0 || r.goValues[len(r.goValues)-1] != v) {
+				r.goValues = append(r.goValues, v)
+			}
 			if (ev.Type == watch.Deleted || p.DeletionTimestamp != nil) && r.deleted.IsZero() {
 				r.deleted = now
 			}
@@ -358,7 +365,9 @@ func (pw *podWatch) debugPods(broker string) []podRecord {
 	var out []podRecord
 	for _, r := range pw.pods {
 		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot && r.pod.Name == recovery.DebugPodName(broker) {
-			out = append(out, *r)
+			c := *r
+			c.goValues = slices.Clone(r.goValues)
+			out = append(out, c)
 		}
 	}
 	return out
