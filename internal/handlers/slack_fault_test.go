@@ -312,11 +312,11 @@ func TestFaultInvalidTokens(t *testing.T) {
 		revokeBot          bool
 		want               []string
 	}{
-		{name: "wrong app-level token", appToken: "xapp-1-A0WRONG-0000-wrongwrongwrong", botToken: slackemu.DefaultBotToken,
+		{name: "wrong app-level token", appToken: "xapp-placeholder-wrong-app-token", botToken: slackemu.DefaultBotToken,
 			want: []string{"invalid_auth", "SLACK_APP_TOKEN"}},
-		{name: "wrong bot token", appToken: slackemu.DefaultAppToken, botToken: "xoxb-0000-wrongwrongwrong",
+		{name: "wrong bot token", appToken: slackemu.DefaultAppToken, botToken: "xoxb-placeholder-wrong-bot-token",
 			want: []string{"invalid_auth", "SLACK_BOT_TOKEN"}},
-		{name: "both wrong", appToken: "xapp-1-A0WRONG-0000-wrongwrongwrong", botToken: "xoxb-0000-wrongwrongwrong",
+		{name: "both wrong", appToken: "xapp-placeholder-wrong-app-token", botToken: "xoxb-placeholder-wrong-bot-token",
 			want: []string{"invalid_auth"}},
 	}
 	for _, tc := range tests {
