@@ -500,6 +500,30 @@ var Recipes = []Recipe{
 		// catches any error reading the file.
 		return "LogManager WARNs \"resetting the recovery checkpoint to 0\", recovers every segment and runs on"
 	}),
+	{
+		// The torn write the real node sees (test/realnode breakCheckpoint):
+		// the last entry lost its offset. CheckpointFile's reader (3.7.2 ..
+		// 4.4.0) turns a line of the wrong field count into an IOException,
+		// which CheckpointFileWithFailureHandler reports to the
+		// LogDirFailureChannel ("Error while reading checkpoint file",
+		// ERROR) before LogManager WARNs and resets; the dir is then
+		// offline, and ReplicaManager's LogDirFailureHandler halts the
+		// broker ("Shutdown broker because all log dirs in ... have failed").
+		Name: "torn-recovery-checkpoint", Class: "corrupt-checkpoint-file", Role: diagnose.RoleBroker,
+		Fault:  "recovery-point-offset-checkpoint's last line is torn (its offset missing)",
+		Expect: `Malformed line in checkpoint file \[[^]]*recovery-point-offset-checkpoint\]`,
+		Run: func(s *Session) (*Proc, error) {
+			if err := s.seeded(); err != nil {
+				return nil, err
+			}
+			path := s.Path("broker-data/recovery-point-offset-checkpoint")
+			// Drop the last field of the last line, as a write cut short leaves it.
+			if err := s.Shell(fmt.Sprintf("cat %s && sed -i '$ s/[[:space:]]*[^[:space:]]*$//' %s && cat %s", path, path, path)); err != nil {
+				return nil, err
+			}
+			return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+		},
+	},
 	checkpointRecipe("corrupt-replication-checkpoint", "replication-offset-checkpoint"),
 	checkpointRecipe("corrupt-leader-epoch-checkpoint", seedTopic+"-0/leader-epoch-checkpoint"),
 	{
