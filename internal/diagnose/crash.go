@@ -26,13 +26,15 @@ import (
 var (
 	// startBanners are printed once when a Kafka process (or its
 	// container's entrypoint) starts: log4j's controller MBean
-	// registration (kafka.utils.Log4jControllerRegistration, every
-	// version), KafkaServer's and KafkaRaftServer's start lines,
+	// registration (kafka.utils.Log4jControllerRegistration up to 4.3,
+	// "Registered kafka:type=kafka.Log4jController MBean"; 4.4.0's
+	// org.apache.kafka.server.logger.Log4jControllerRegistration puts the
+	// name in backquotes, as the fault lab's recordings show), KafkaServer's and KafkaRaftServer's start lines,
 	// AppInfoParser's "Kafka version" (also printed by clients a broker
 	// creates: a banner in the middle of a run only shortens the run
 	// read), the KafkaConfig dump's header, and the entrypoints of
 	// Bitnami, Confluent and Strimzi.
-	startBanners = []string{"Log4jController MBean", "starting (kafka.server.KafkaServer)", "Kafka Server starting",
+	startBanners = []string{"Log4jController MBean", "Log4jController` MBean", "starting (kafka.server.KafkaServer)", "Kafka Server starting",
 		"Kafka version: ", "Kafka version : ", "KafkaConfig values:", "Welcome to the Bitnami kafka container",
 		"** Starting Kafka setup **", "===> Launching kafka", "Starting Kafka with configuration:"}
 
