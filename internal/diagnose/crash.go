@@ -138,6 +138,10 @@ type crashReading struct {
 	// exception chain: what an excerpt without a terminal event shows. It
 	// names a class, never an automated remedy.
 	lastError *terminalEvent
+	// dirFailures are the run's ERROR records of Kafka's
+	// LogDirFailureChannel, in log order: maybeAddOfflineLogDir is where
+	// every log dir goes offline, and it logs why (see dirfailure.go).
+	dirFailures []terminalEvent
 	// excerpt is the first line of a log that holds no record before it
 	// (a pasted exception or message, without time or level): what an
 	// excerpt shows when it has neither a terminal event nor an error
@@ -386,6 +390,9 @@ func (t *logTail) readCrash() crashReading {
 		ev, j := readEvent(lines, nums, i, kind)
 		if kind != "" {
 			c.events = append(c.events, ev)
+		}
+		if isError && isDirFailure(&ev) {
+			c.dirFailures = append(c.dirFailures, ev)
 		}
 		if isError && len(ev.chain) > 0 && !c.lastError.sameFaultCascade(&ev) {
 			last := ev
