@@ -170,7 +170,7 @@ func (n *AlertNotifier) Notify(ctx context.Context, a alert.Alert) (alert.Messag
 		return alert.MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	channel := cmp.Or(a.Channel, n.channel)
-	msg, details := b.renderAlert(m, a, channel, b.clock())
+	msg, details := b.renderAlert(ctx, m, a, channel, b.clock())
 	blocks := msg.Blocks
 	ts, err := p.Post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
@@ -355,7 +355,7 @@ func (m *parentMessage) resolve(header slack.Block, banner slack.Block, fallback
 // renderAlert builds the alert message (slackview.Alert: the diagnosis
 // with Approve / Reject when repairable, a banner line, and the Silence
 // buttons after the approval buttons) and the details for its thread.
-func (b *Bot) renderAlert(m *member, a alert.Alert, channel string, now time.Time) (msg, details slackview.Message) {
+func (b *Bot) renderAlert(ctx context.Context, m *member, a alert.Alert, channel string, now time.Time) (msg, details slackview.Message) {
 	snap := a.Snapshot
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
@@ -364,6 +364,9 @@ func (b *Bot) renderAlert(m *member, a alert.Alert, channel string, now time.Tim
 	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: a.Findings, Requester: sweepRequester, Now: now,
 		Source: sourceOf(a)}
 	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {
+		if m.KafkaView != nil {
+			view.Kafka = m.KafkaView(ctx, snap)
+		}
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := a.Findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{

@@ -246,7 +246,7 @@ func TestAlertBanners(t *testing.T) {
 			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
-			msg, details := b.renderAlert(&member{}, a, alertChan, now)
+			msg, details := b.renderAlert(context.Background(), &member{}, a, alertChan, now)
 			blocks := append(msg.Blocks, details.Blocks...)
 			if p := validateBlocks(blocks); len(p) > 0 {
 				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))

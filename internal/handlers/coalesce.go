@@ -288,6 +288,9 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	now := b.clock()
 	view := slackview.Diagnosis{ClusterName: d.m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
+		if d.m.KafkaView != nil {
+			view.Kafka = d.m.KafkaView(ctx, snap)
+		}
 		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
 		f := findings[0]
 		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
