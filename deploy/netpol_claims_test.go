@@ -20,28 +20,26 @@ import (
 // layout, denies all ingress and egress (both policy types, no rule), and
 // selects no broker pod (which it would cut off from its cluster).
 func TestDebugPodsHaveNoNetwork(t *testing.T) {
-	for _, dir := range []string{".", "overlays/bitnami", "overlays/strimzi"} {
-		t.Run(dir, func(t *testing.T) {
-			var policies int
-			for _, o := range parseObjects(t, string(buildDir(t, dir))) {
-				if o["kind"] != "NetworkPolicy" {
-					continue
-				}
-				var np networkingv1.NetworkPolicy
-				convert(t, o, &np)
-				if np.Name != "kafka-bot-debug-pods-isolated" {
-					continue
-				}
-				policies++
-				for _, problem := range isolationProblems(t, &np) {
-					t.Errorf("NetworkPolicy %s/%s: %s", np.Namespace, np.Name, problem)
-				}
+	eachBuild(t, func(t *testing.T, objs []map[string]any) {
+		var policies int
+		for _, o := range objs {
+			if o["kind"] != "NetworkPolicy" {
+				continue
 			}
-			if policies == 0 {
-				t.Fatal("no debug-pod NetworkPolicy in the build")
+			var np networkingv1.NetworkPolicy
+			convert(t, o, &np)
+			if np.Name != "kafka-bot-debug-pods-isolated" {
+				continue
 			}
-		})
-	}
+			policies++
+			for _, problem := range isolationProblems(t, &np) {
+				t.Errorf("NetworkPolicy %s/%s: %s", np.Namespace, np.Name, problem)
+			}
+		}
+		if policies == 0 {
+			t.Fatal("no debug-pod NetworkPolicy in the build")
+		}
+	})
 }
 
 // isolationProblems says how np fails to cut every connection of the bot's

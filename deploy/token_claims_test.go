@@ -24,30 +24,41 @@ const maxTokenSeconds = 3600
 // same Deployment (TestChartMatchesKustomize); its optional Kafka and
 // cluster-kubeconfig Secrets are other credentials, documented apart.
 func TestBotTokenIsShortLivedAndProjected(t *testing.T) {
-	for _, dir := range []string{".", "overlays/bitnami", "overlays/strimzi"} {
-		t.Run(dir, func(t *testing.T) {
-			var deployments int
-			for _, o := range parseObjects(t, string(buildDir(t, dir))) {
-				if o["kind"] != "Deployment" {
-					continue
-				}
-				deployments++
-				var d struct {
-					Spec struct {
-						Template struct {
-							Spec corev1.PodSpec `json:"spec"`
-						} `json:"template"`
-					} `json:"spec"`
-				}
-				convert(t, o, &d)
-				for _, problem := range tokenProblems(d.Spec.Template.Spec) {
-					t.Errorf("Deployment %v: %s", nested(o, "metadata", "name"), problem)
-				}
+	eachBuild(t, func(t *testing.T, objs []map[string]any) {
+		var deployments int
+		for _, o := range objs {
+			if o["kind"] != "Deployment" {
+				continue
 			}
-			if deployments != 1 {
-				t.Fatalf("%d Deployments in deploy/%s, want the bot's one", deployments, dir)
+			deployments++
+			var d struct {
+				Spec struct {
+					Template struct {
+						Spec corev1.PodSpec `json:"spec"`
+					} `json:"template"`
+				} `json:"spec"`
 			}
-		})
+			convert(t, o, &d)
+			for _, problem := range tokenProblems(d.Spec.Template.Spec) {
+				t.Errorf("Deployment %v: %s", nested(o, "metadata", "name"), problem)
+			}
+		}
+		if deployments != 1 {
+			t.Fatalf("%d Deployments, want the bot's one", deployments)
+		}
+	})
+}
+
+// claimBuilds are deploy/ and its example overlays, which the claims tests
+// of this package check.
+var claimBuilds = []string{".", "overlays/bitnami", "overlays/strimzi"}
+
+// eachBuild runs check, as a subtest named by the directory, on the
+// objects of each of claimBuilds' kustomize builds.
+func eachBuild(t *testing.T, check func(t *testing.T, objs []map[string]any)) {
+	t.Helper()
+	for _, dir := range claimBuilds {
+		t.Run(dir, func(t *testing.T) { check(t, parseObjects(t, string(buildDir(t, dir)))) })
 	}
 }
 
