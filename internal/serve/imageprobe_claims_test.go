@@ -74,16 +74,8 @@ func TestServeProbesDebugImagesAndWarns(t *testing.T) {
 		t.Fatalf("warnings before any broker exists: %v", warns)
 	}
 
-	broker := hostile.Layouts(ns, "node-1")[0].Broker.DeepCopy()
-	broker.UID, broker.ResourceVersion = "", ""
-	status := broker.Status
-	status.ContainerStatuses[0].ImageID = outsideRepository + "@sha256:" + strings.Repeat("0d", 32)
-	created, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, broker, metav1.CreateOptions{})
+	broker, err := hostile.CreateRunningBroker(ctx, env.Clientset, ns, outsideRepository+"@sha256:"+strings.Repeat("0d", 32))
 	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = status
-	if _, err := env.Clientset.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
