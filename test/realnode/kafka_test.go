@@ -117,6 +117,11 @@ func (k *kafkaCluster) volume(pod string) string {
 }
 func (k *kafkaCluster) logDir(pod string) string { return filepath.Join(k.volume(pod), "data") }
 
+// volumes are all of a pod's volumes on the node's disk, the one holding
+// the metadata log first; claim is that volume's PersistentVolumeClaim.
+func (k *kafkaCluster) volumes(pod string) []string { return []string{k.volume(pod)} }
+func (k *kafkaCluster) claim(pod string) string     { return "data-" + pod }
+
 // brokerPod is the name of broker i's pod and nodeID its node id.
 func (k *kafkaCluster) brokerPod(i int) string { return fmt.Sprintf("%s-%d", k.brokerSet(), i) }
 func (k *kafkaCluster) nodeID(pod string) int {
