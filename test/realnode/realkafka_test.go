@@ -101,14 +101,16 @@ func TestRealKafkaRepairs(t *testing.T) {
 	// CI's time or because the bot does not yet pass it (see below).
 	all := os.Getenv("REALNODE_KAFKA_SCENARIOS") == "all"
 	t.Run(oldestKafka, func(t *testing.T) {
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
+		// Strimzi's JBOD layout: the seed's backup must land on the root of
+		// the volume holding the metadata log, nothing on the second one.
+		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false, strimziJBOD)
 		k.writeData("start")
 		// The seed with the sweep's alert from the real crash loop (the
 		// crash-to-alert time is measured).
 		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, true) })
 	})
 	t.Run(newestKafka, func(t *testing.T) {
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false)
+		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false, bitnamiLayout)
 		k.writeData("start")
 		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, false) }) {
 			return
@@ -134,7 +136,7 @@ func TestRealKafkaRepairs(t *testing.T) {
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
 	t.Run(newestKafka+"-combined", func(t *testing.T) {
-		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true)
+		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true, bitnamiLayout)
 		k.writeData("start")
 		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
 	})

@@ -70,31 +70,6 @@ var bitnami = layout{
 	selector: func(c string) string { return "app.kubernetes.io/instance=" + c },
 }
 
-// strimzi is Strimzi's KRaft layout with JBOD: two volumes, each with the
-// log dir kafka-log<node id>; the node id is the pod name's ordinal.
-var strimzi = layout{
-	name: "strimzi",
-	volumes: []volumeSpec{
-		{template: "data-0", mountPath: "/var/lib/kafka/data-0", logDir: "kafka-log0"},
-		{template: "data-1", mountPath: "/var/lib/kafka/data-1", logDir: "kafka-log0"},
-	},
-	env: func(string) []corev1.EnvVar {
-		return []corev1.EnvVar{{Name: "STRIMZI_KRAFT_ENABLED", Value: "true"},
-			{Name: "KAFKA_CFG_LOG_DIRS", Value: "/var/lib/kafka/data-0/kafka-log0,/var/lib/kafka/data-1/kafka-log0"}}
-	},
-	brokerSet:     func(c string) string { return c + "-broker" },
-	controllerSet: func(c string) string { return c + "-controller" },
-	brokerLabels: func(c string) map[string]string {
-		return map[string]string{"strimzi.io/cluster": c, "strimzi.io/kind": "Kafka", "strimzi.io/name": c + "-kafka",
-			"strimzi.io/pool-name": "broker", "strimzi.io/broker-role": "true", "strimzi.io/controller-role": "false"}
-	},
-	controllerLabels: func(c string) map[string]string {
-		return map[string]string{"strimzi.io/cluster": c, "strimzi.io/kind": "Kafka", "strimzi.io/name": c + "-kafka",
-			"strimzi.io/pool-name": "controller", "strimzi.io/broker-role": "false", "strimzi.io/controller-role": "true"}
-	},
-	selector: func(c string) string { return "strimzi.io/cluster=" + c },
-}
-
 // A scenario is one Kafka cluster (three controllers, one broker on local
 // PersistentVolumes) in the kafka namespace, removed when the test ends.
 type scenario struct {

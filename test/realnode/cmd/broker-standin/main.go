@@ -9,9 +9,7 @@
 //
 // Configuration comes from the environment, with the Bitnami names:
 // KAFKA_CFG_PROCESS_ROLES (broker or controller), KAFKA_CFG_NODE_ID and
-// KAFKA_CFG_LOG_DIRS (comma list; Strimzi's layout is
-// /var/lib/kafka/data-0/kafka-log<node id>, used when unset and
-// STRIMZI_KRAFT_ENABLED is set).
+// KAFKA_CFG_LOG_DIRS (comma list).
 //
 // On start, for a broker, in each log dir, as Kafka does:
 //  1. it takes <log dir>/.lock with an fcntl write lock (F_SETLK); a held
@@ -20,9 +18,8 @@
 //     file DivergenceMarker inside it) it prints the seed incident's real
 //     crash log (UnexpectedAppendOffsetException) and exits 1, so the pod
 //     crash-loops with the kubelet's real back-off;
-//  3. it reads meta.properties; a node.id other than KAFKA_CFG_NODE_ID (or,
-//     for Strimzi, the pod name's ordinal) prints a real node-id-mismatch
-//     crash log and exits 1;
+//  3. it reads meta.properties; a node.id other than KAFKA_CFG_NODE_ID
+//     prints a real node-id-mismatch crash log and exits 1;
 //  4. otherwise it recreates __cluster_metadata-0 when it is missing (a real
 //     broker fetches the log from the controllers), prints a real startup
 //     sequence and serves the readiness port (9092) until SIGTERM.
@@ -56,12 +53,7 @@ func main() {
 func run() int {
 	roles := os.Getenv("KAFKA_CFG_PROCESS_ROLES")
 	nodeID := os.Getenv("KAFKA_CFG_NODE_ID")
-	if nodeID == "" && os.Getenv("STRIMZI_KRAFT_ENABLED") != "" {
-		// Strimzi sets node.id to the pod name's ordinal suffix.
-		host, _ := os.Hostname()
-		nodeID = host[strings.LastIndex(host, "-")+1:]
-	}
-	dirs := logDirs(nodeID)
+	dirs := logDirs()
 	if roles == "controller" {
 		printLog("19-kraft-controller-second-of-three-registration-persisted-systemd.log")
 		return serve()
@@ -126,16 +118,13 @@ func run() int {
 	return serve()
 }
 
-// logDirs is KAFKA_CFG_LOG_DIRS, or Strimzi's default layout.
-func logDirs(nodeID string) []string {
+// logDirs is KAFKA_CFG_LOG_DIRS.
+func logDirs() []string {
 	var out []string
 	for _, d := range strings.Split(os.Getenv("KAFKA_CFG_LOG_DIRS"), ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			out = append(out, d)
 		}
-	}
-	if len(out) == 0 && os.Getenv("STRIMZI_KRAFT_ENABLED") != "" {
-		out = append(out, "/var/lib/kafka/data-0/kafka-log"+nodeID)
 	}
 	return out
 }
