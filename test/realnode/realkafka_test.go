@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -93,23 +95,43 @@ var checkpointFault = faultCase{
 	moved:     "recovery-point-offset-checkpoint",
 }
 
-// TestRealKafkaRepairs runs the seed incident on 3.7.2, then every
-// automated repair and the refusals on the newest Kafka, sharing one
-// cluster, then the refusal on a combined node.
+// TestRealKafkaRepairs runs the refusal on a combined node, then, side by
+// side, the seed incident on 3.7.2 and every automated repair and the
+// refusals on the newest Kafka, each version's scenarios sharing one
+// cluster. The two clusters are separate Kafka clusters to the bot (its
+// one-repair-at-a-time and peer gates are per cluster), and most of each
+// scenario's time is the real crash loop's back-off, so they overlap well.
 func TestRealKafkaRepairs(t *testing.T) {
-	// REALNODE_KAFKA_SCENARIOS=all adds what the default leaves out for
-	// CI's time or because the bot does not yet pass it (see below).
+	// REALNODE_KAFKA_SCENARIOS=all adds what the default leaves out
+	// because the bot does not yet pass it (see below).
 	all := os.Getenv("REALNODE_KAFKA_SCENARIOS") == "all"
+	t.Run(newestKafka+"-combined", func(t *testing.T) {
+		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true, bitnamiLayout)
+		k.writeData("start")
+		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
+	})
+	// oldUp is closed once the 3.7.2 cluster has formed (or failed to):
+	// the 4.4.0 cluster starts then, not at the same time, as six JVMs
+	// starting at once on this 2-core machine are the heaviest moment.
+	// oldDone is closed when its scenarios end.
+	oldUp, oldDone := make(chan struct{}), make(chan struct{})
 	t.Run(oldestKafka, func(t *testing.T) {
+		t.Parallel()
+		defer close(oldDone)
+		upOnce := sync.OnceFunc(func() { close(oldUp) })
+		defer upOnce()
 		// Strimzi's JBOD layout: the seed's backup must land on the root of
 		// the volume holding the metadata log, nothing on the second one.
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false, strimziJBOD)
+		upOnce()
 		k.writeData("start")
 		// The seed with the sweep's alert from the real crash loop (the
 		// crash-to-alert time is measured).
 		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, true) })
 	})
 	t.Run(newestKafka, func(t *testing.T) {
+		t.Parallel()
+		waitOrLog(t, oldUp, 10*time.Minute, "the "+oldestKafka+" cluster did not form within 10 minutes; starting anyway")
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false, bitnamiLayout)
 		k.writeData("start")
 		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, false) }) {
@@ -132,14 +154,30 @@ func TestRealKafkaRepairs(t *testing.T) {
 			return
 		}
 		// Last: it leaves the quorum without a leader. Controller 2 is down
-		// since the test above; broker 101 still has the foreign dir.
+		// since the test above; broker 101 still has the foreign dir. It
+		// cordons the node, which would hold the other cluster's debug pod
+		// and recreated broker Pending: it waits for that cluster's
+		// scenarios to end (a bound, not a deadlock, if -test.parallel=1
+		// runs this one first).
+		waitOrLog(t, oldDone, 25*time.Minute, "the "+oldestKafka+" scenarios did not end within 25 minutes; cordoning the node anyway")
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
-	t.Run(newestKafka+"-combined", func(t *testing.T) {
-		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true, bitnamiLayout)
-		k.writeData("start")
-		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
-	})
+}
+
+// waitOrLog waits until done is closed, at most timeout (a bound, not a
+// deadlock, should -test.parallel=1 run the waiting subtest first); on the
+// timeout it logs why and returns.
+func waitOrLog(t *testing.T, done <-chan struct{}, timeout time.Duration, why string) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case <-done:
+		if waited := time.Since(start); waited > time.Second {
+			t.Logf("waited %s for the other cluster", waited.Round(time.Second))
+		}
+	case <-time.After(timeout):
+		t.Log(why)
+	}
 }
 
 // planted is a fault to plant on one node's volume.
@@ -272,8 +310,8 @@ func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down
 	}
 	checkDebugPod(t, debug[0].pod, a.old, k.claim(a.pod), k.image.ManifestDigest)
 	checkMoveWindow(t, a, pods.kafkaRuns(a.pod, a.old.UID), debug[0])
-	if err := waitFor(k.ctx(2*time.Minute), time.Minute, func() (bool, error) { return len(listDebugPods(t)) == 0, nil }); err != nil {
-		t.Errorf("debug pods left behind: %v", listDebugPods(t))
+	if err := waitFor(k.ctx(2*time.Minute), time.Minute, func() (bool, error) { return len(k.debugPods()) == 0, nil }); err != nil {
+		t.Errorf("debug pods left behind: %v", k.debugPods())
 	}
 	recovered := k.recovered(a.pod, 5*time.Minute, down...)
 	t.Logf("AFTER Kafka %s %s: %s", k.version, what, startupLines(podLog(t, a.pod)))
@@ -290,8 +328,22 @@ func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down
 	measure(t, name+"  kubelet+Kafka: pod deleted to new pod Ready (port 9092 open)", ready.Sub(deleted))
 	measure(t, name+"  Kafka: pod Ready to unfenced, caught up, ISR back (as the tools saw it)", recovered.Sub(ready))
 	measure(t, name+"approve to the bot's summary (settle included)", done.Sub(a.at))
-	reqs := botRequests(t, a.at.Add(-time.Second), done.Add(time.Second))
-	t.Logf("MEASURE %s API requests of the repair (approve to summary): %d: %s", name, len(reqs), summarize(reqs))
+	reqs := k.ownRequests(botRequests(t, a.at.Add(-time.Second), done.Add(time.Second)))
+	t.Logf("MEASURE %s API requests of the repair (approve to summary; those naming another cluster's node left out): %d: %s", name, len(reqs), summarize(reqs))
+}
+
+// ownRequests leaves out the requests that name another cluster's node
+// (every node of these clusters is <cluster>-kafka-<role>-<ordinal>, and
+// the bot's per-broker Leases and debug pods carry its name); requests
+// that name no node (lists, watches) stay.
+func (k *kafkaCluster) ownRequests(reqs []auditEvent) []auditEvent {
+	var out []auditEvent
+	for _, r := range reqs {
+		if !strings.Contains(r.RequestURI, "-kafka-") || strings.Contains(r.RequestURI, k.name+"-kafka-") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkCrash checks the node's real crash log says what the fault makes
@@ -403,7 +455,7 @@ func (k *kafkaCluster) twoBrokers(t *testing.T) {
 	}, 2*time.Minute)
 	t.Logf("REFUSED %s while %s is repaired: %s", b, a, grepLines(strings.Join(th, "\n"), `refused|under repair`, 6))
 	k.proveRepair(pods, first, "seed with a second broker failing", b)
-	if got := listDebugPods(t); len(got) != 0 {
+	if got := k.debugPods(); len(got) != 0 {
 		t.Errorf("debug pods left: %v", got)
 	}
 	if n := len(pods.debugPods(b)); n != 0 {
@@ -449,7 +501,7 @@ func (k *kafkaCluster) noQuorumLeader(t *testing.T, pod string, fc faultCase) {
 	click(t, m, actionApprove, approver)
 	th := waitThreadFunc(t, m, "a refusal naming the quorum", func(s string) bool { return strings.Contains(s, "quorum") }, 2*time.Minute)
 	t.Logf("REFUSED without a quorum leader: %s", grepLines(strings.Join(th, "\n"), `refused|quorum`, 6))
-	if got := listDebugPods(t); len(got) != 0 {
+	if got := k.debugPods(); len(got) != 0 {
 		t.Errorf("debug pods ran without a quorum leader: %v", got)
 	}
 	if !strings.Contains(strings.Join(th, "\n"), "controller") {
@@ -560,6 +612,20 @@ func (k *kafkaCluster) checkBackup(a approval, summary string) {
 			t.Errorf("backup folders on the broker's other volume %s: %v", v, b)
 		}
 	}
+}
+
+// debugPods lists the bot's debug pods for the cluster's nodes (other
+// clusters' scenarios run meanwhile).
+func (k *kafkaCluster) debugPods() []string {
+	var out []string
+	for _, p := range listDebugPods(k.t) {
+		for _, node := range k.pods() {
+			if p == recovery.DebugPodName(node) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // kafkabotBackups lists the bot's backup folders at a volume's root.

@@ -348,11 +348,14 @@ func (s *scenario) waitCrashLoop(restarts int32) *corev1.Pod {
 
 // ---- Slack ---------------------------------------------------------------
 
-// diagnose types `/kafka <text>` and returns the bot's diagnosis message.
+// diagnose types `/kafka <text>` ("diagnose <namespace>/<pod>") and returns
+// the bot's diagnosis message: the first new message of the channel that
+// names the pod (scenarios on other clusters may post theirs meanwhile).
 func diagnose(t *testing.T, text string) slackemu.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	pod := text[strings.LastIndexAny(text, " /")+1:]
 	before := len(env.emu.Messages(channel))
 	id, err := env.emu.SendSlashCommand(ctx, slackemu.SlashCommand{ChannelID: channel, UserID: requester, Command: "/kafka", Text: text})
 	if err != nil {
@@ -365,14 +368,24 @@ func diagnose(t *testing.T, text string) slackemu.Message {
 	if ack.Late {
 		t.Errorf("/kafka %s was acknowledged after Slack's deadline (%v)", text, ack.Latency)
 	}
-	if err := env.emu.WaitFor(ctx, func() bool { return len(env.emu.Messages(channel)) > before }); err != nil {
+	var found slackemu.Message
+	if err := env.emu.WaitFor(ctx, func() bool {
+		msgs := env.emu.Messages(channel)
+		for _, m := range msgs[min(before, len(msgs)):] {
+			if strings.Contains(m.Text+"\n"+blocksText(m.Blocks), pod) {
+				found = m
+				return true
+			}
+		}
+		return false
+	}); err != nil {
 		var shown []string
 		for _, m := range env.emu.Ephemerals(channel, requester) {
 			shown = append(shown, m.Text)
 		}
 		t.Fatalf("no diagnosis message for /kafka %s: %v; ephemeral replies: %q", text, err, shown)
 	}
-	return env.emu.Messages(channel)[before]
+	return found
 }
 
 // click presses a button of m as user and waits for the ack.
