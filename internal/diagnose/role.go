@@ -79,10 +79,11 @@ func quoteForSource(line []byte) string {
 // when known, else what the log says, else RoleUnknown. The second result
 // says where the role came from.
 //
-// The log can veto a broker label but never grant one: when the pod says
+// The log can veto a broker label but never turn another label into
+// broker (it gives the role only to a pod that has none): when the pod says
 // broker and the log shows a controller (process.roles listing controller,
 // ControllerServer or QuorumController lines, a CONTROLLER listener), the
-// role is combined, so no automated remedy is offered (issue 12 item 5).
+// role is combined, so no automated remedy is offered.
 func (m *roleMarks) resolveRole(s *Snapshot) (Role, string) {
 	if s.Role == RoleBroker {
 		if ev := m.controllerEvidence(); ev != "" {
