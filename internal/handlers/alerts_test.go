@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -96,13 +97,13 @@ func (f *fakeSilencer) calls() []alert.Silence {
 // alertHarness is a running bot with alerts enabled.
 type alertHarness struct {
 	*harness
-	notifier *AlertNotifier
+	notifier *alertnotify.Notifier
 	silencer *fakeSilencer
 }
 
 func startAlertBot(t *testing.T) *alertHarness {
 	t.Helper()
-	n := NewAlertNotifier(alertChan)
+	n := alertnotify.New(alertChan)
 	sil := &fakeSilencer{}
 	h := startBot(t, func(o *Options) {
 		o.Alerts, o.Clusters[0].Silencer, o.Clusters[0].Sweeper = n, sil, sil
@@ -200,7 +201,7 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	if err != nil {
 		t.Fatalf("approve button: %v", err)
 	}
-	if a.Requester != sweepRequester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
+	if a.Requester != alertnotify.Requester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
 		t.Errorf("approval token carries %+v", a)
 	}
 	token, options := silenceMenu(t, m.Blocks)
@@ -246,7 +247,7 @@ func TestAlertBanners(t *testing.T) {
 			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
-			msg, details := b.renderAlert(&member{}, a, alertChan, now)
+			msg, details := alertnotify.RenderAlert(alertSide{b}, "", a, alertChan, now)
 			blocks := append(msg.Blocks, details.Blocks...)
 			if p := validateBlocks(blocks); len(p) > 0 {
 				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))
@@ -290,7 +291,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			a := seedAlert(t, h.clock.Now())
 			m := h.notify(a)
 			if tt.forget {
-				h.bot.messages = slacktransport.NewLRU[string, *parentMessage](alertMessages)
+				h.bot.messages = slacktransport.NewMessages(messageCacheSize)
 			}
 			h.clock.Advance(20 * time.Minute)
 			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
@@ -332,7 +333,7 @@ func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
 		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair succeeded")
 	})
 	reqs := h.repairer.calls()
-	if len(reqs) != 1 || reqs[0].Requester != sweepRequester || reqs[0].Approver != approver || reqs[0].Channel != alertChan {
+	if len(reqs) != 1 || reqs[0].Requester != alertnotify.Requester || reqs[0].Approver != approver || reqs[0].Channel != alertChan {
 		t.Fatalf("repair requests %+v", reqs)
 	}
 	// The alert resolves afterwards: the decision and the repair's outcome stay.
@@ -446,14 +447,14 @@ func TestSweepSummary(t *testing.T) {
 }
 
 func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
-	n := NewAlertNotifier(alertChan)
+	n := alertnotify.New(alertChan)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := n.Notify(ctx, seedAlert(t, time.Now())); !errors.Is(err, context.Canceled) {
 		t.Errorf("Notify before Run = %v, want context.Canceled", err)
 	}
 	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
-		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: alertnotify.New("")}); err == nil {
 		t.Error("New accepted a notifier without a channel")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
@@ -116,8 +117,8 @@ type Options struct {
 	HTTPClient *http.Client
 
 	// Alerts, when set, is the notifier the health sweep posts through
-	// (NewAlertNotifier); the bot connects it to its poster when Run starts.
-	Alerts *AlertNotifier
+	// (alertnotify.New); the bot connects it to its poster when Run starts.
+	Alerts *alertnotify.Notifier
 
 	// Clusters are the Kubernetes clusters the bot serves, each with its
 	// own reader, repairer, decision and escalation records and sweep: at
@@ -173,7 +174,7 @@ type Bot struct {
 	workspaceURL string
 	// messages are the live copies of messages this process posted or saw
 	// clicked (alerts, diagnoses), by channel/ts.
-	messages *slacktransport.LRU[string, *parentMessage]
+	messages *slacktransport.Messages
 }
 
 // New checks opts and builds a Bot; it does not connect.
@@ -221,14 +222,14 @@ func New(opts Options) (*Bot, error) {
 		runCtx:       context.Background(),
 		workspaceURL: "https://slack.com/",
 		seen:         slacktransport.NewLRU[string, struct{}](seenEnvelopes),
-		messages:     slacktransport.NewLRU[string, *parentMessage](alertMessages),
+		messages:     slacktransport.NewMessages(messageCacheSize),
 	}
 	if err := b.setupClusters(&opts); err != nil {
 		return nil, err
 	}
 	b.queue = slacktransport.NewJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
 	if opts.Alerts != nil {
-		if err := opts.Alerts.bind(b); err != nil {
+		if err := opts.Alerts.Bind(alertSide{b}); err != nil {
 			return nil, err
 		}
 	}
@@ -277,7 +278,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.runCtx = ctx
 	b.poster = slacktransport.NewPoster(ctx, b.sm, b.log, &b.wg)
 	if b.opts.Alerts != nil {
-		b.opts.Alerts.start(b.poster)
+		b.opts.Alerts.Start(b.poster)
 	}
 	for _, m := range b.members {
 		if m.Resumer == nil {
@@ -309,7 +310,7 @@ loop:
 	b.setConnected(false)
 	cancel()
 	if b.opts.Alerts != nil {
-		b.opts.Alerts.stop()
+		b.opts.Alerts.Stop()
 	}
 	b.wg.Wait()
 	if b.transport != nil {

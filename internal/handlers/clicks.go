@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/repairthread"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -139,7 +140,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(alreadyDecided(out)))
 		return
 	}
-	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
+	parent := b.messages.Track(c.Channel, c.MessageTS, c.Blocks)
 	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	if len(out.Dropped) > 0 {
 		dropped := make([]string, len(out.Dropped))
@@ -153,7 +154,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// no other (m is that cluster).
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
-		parent.decide(slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
+		decide(parent, slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
 		rep.UpdateParent()
 		rep.Say(slackview.RejectedReply(c.User, a.Pod))
 		rep.Wait(ctx)
@@ -169,7 +170,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
-	parent.decide(slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
+	decide(parent, slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
 	rep.UpdateParent()
 	plan := slackview.Plan(a.Action, a.Target, b.podLabel(m, a.Namespace, a.Pod), a.PodUID, a.Rule)
 	if m.Repairer == nil {
@@ -253,7 +254,7 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 	b.log.Warn("a decision record does not verify: someone else wrote or changed it; nothing was decided",
 		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
 	text := slackview.UnsignedRecord(a.ID, a.Namespace)
-	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
+	parent := b.messages.Track(c.Channel, c.MessageTS, c.Blocks)
 	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	rep.Say(text)
 	rep.Wait(ctx)
@@ -337,4 +338,10 @@ func (f *finishOnce) Planned(ctx context.Context, steps []string) {
 // for m's repairs.
 func (m *member) approvalChannelList() string {
 	return slackview.ApprovalChannels(slices.Collect(maps.Keys(m.approvalChannels)))
+}
+
+// decide removes the message's buttons and records who decided, with a
+// status line (slackview.Decided).
+func decide(m *slacktransport.Message, decision, status string) {
+	m.Rewrite(func(blocks []slack.Block) []slack.Block { return slackview.Decided(blocks, decision, status) })
 }

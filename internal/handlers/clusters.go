@@ -136,8 +136,8 @@ func (b *Bot) setupClusters(opts *Options) error {
 		for _, ch := range c.ApprovalChannels {
 			m.approvalChannels[ch] = true
 		}
-		if opts.Alerts != nil && opts.Alerts.channel != "" {
-			m.approvalChannels[opts.Alerts.channel] = true
+		if opts.Alerts != nil && opts.Alerts.Channel() != "" {
+			m.approvalChannels[opts.Alerts.Channel()] = true
 		}
 		b.members = append(b.members, m)
 		b.byName[c.Name] = m

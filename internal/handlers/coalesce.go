@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -288,20 +287,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	now := b.clock()
 	view := slackview.Diagnosis{ClusterName: d.m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
-		view.ExpiresAt = now.Add(b.opts.ApprovalTTL)
-		f := findings[0]
-		token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
-			ID: approval.NewID(), ClusterName: d.m.Name, Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
-			Rule: f.Rule, Action: f.Remedy.Action, Target: f.Remedy.Target,
-			Requester: s.User, Channel: s.Channel, Team: s.Team,
-			IssuedAt: now, ExpiresAt: view.ExpiresAt,
-		})
-		if err != nil {
-			// The diagnosis is still worth showing; only the buttons are lost.
-			b.log.Error("signing an approval failed; posting without buttons", "pod", snap.Pod, "error", err)
-		} else {
-			view.Token = token
-		}
+		view.Token, view.ExpiresAt = b.offer(d.m.Name, snap, findings[0], s.User, s.Channel, s.Team, now)
 	}
 	msg := view.Message()
 	fallback := msg.Fallback

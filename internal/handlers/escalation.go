@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/repairthread"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -168,7 +169,7 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
 		"kube_cluster", m.Name, "cluster", ref.KafkaCluster, "escalated_pod", ref.Pod)
 	text := slackview.EscalationCleared(c.User, b.qualified(m, ref.KafkaCluster))
-	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, g.Thread), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.KafkaCluster, "error", err)
 		}

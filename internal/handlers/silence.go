@@ -291,7 +291,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
 	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.duration()), sil.Until, sil.ID)
 	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
-	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}

@@ -129,7 +129,7 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 // through the thread's ordered queue (so nothing about a repair can
 // overtake it), and waits for it (or ctx).
 func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
-	done := b.poster.Enqueue(messageKey(channel, ts), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(channel, ts), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
 			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -156,7 +157,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return
 	}
-	done := b.poster.Enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
 			b.log.Error("posting the end of a silence in the alert's thread failed", "silence_id", g.ID, "error", err)
 		}
