@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -244,11 +245,11 @@ func shortReason(err error) string {
 // Cluster, or a Scope that is a cluster name) and the namespace it names,
 // or nil when it names none (a search over every cluster). A Scope that is
 // both a cluster name and a namespace is taken as the cluster.
-func (b *Bot) commandCluster(cmd Command) (*member, string, error) {
+func (b *Bot) commandCluster(cmd command.Command) (*member, string, error) {
 	if cmd.Cluster != "" {
 		m, ok := b.byName[cmd.Cluster]
 		if !ok {
-			return nil, "", usageErrorf("I serve no cluster named %s; clusters: %s", quoteFragment(cmd.Cluster), b.clusterNames())
+			return nil, "", command.Usagef("I serve no cluster named %s; clusters: %s", command.Quote(cmd.Cluster), b.clusterNames())
 		}
 		return m, cmd.Namespace, nil
 	}
@@ -257,7 +258,7 @@ func (b *Bot) commandCluster(cmd Command) (*member, string, error) {
 			return m, cmd.Namespace, nil
 		}
 		if cmd.Namespace != "" {
-			return nil, "", usageErrorf("the namespace is given twice")
+			return nil, "", command.Usagef("the namespace is given twice")
 		}
 		return nil, cmd.Scope, nil
 	}

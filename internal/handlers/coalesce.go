@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -188,7 +189,7 @@ func isClosed(ch <-chan struct{}) bool {
 // runDiagnose answers /kafka diagnose: it resolves the name (one shared pod
 // list), then runs the pod's diagnosis or joins the one running or
 // recently finished for the same pod instance and crash.
-func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
+func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd command.Command) {
 	t, ok := b.resolveTarget(ctx, s, cmd)
 	if !ok {
 		return
@@ -203,7 +204,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 		b.log.Debug("joined a running diagnosis", "user", s.User, "namespace", status.Namespace, "pod", status.Pod)
 		return // its leader queues this request's answer
 	case roleShared:
-		metrics.Commands.WithLabelValues(string(VerbDiagnose), "shared").Inc()
+		metrics.Commands.WithLabelValues(string(command.VerbDiagnose), "shared").Inc()
 		b.answer(ctx, d, s)
 		return
 	}
@@ -226,7 +227,7 @@ func (b *Bot) runDiagnose(ctx context.Context, s slashRequest, cmd Command) {
 		b.log.Error("reading pod failed", "cluster", t.m.Name, "namespace", status.Namespace, "pod", status.Pod, "error", err)
 	}
 	for _, w := range b.shared.finish(d, snap, findings, err) {
-		metrics.Commands.WithLabelValues(string(VerbDiagnose), "shared").Inc()
+		metrics.Commands.WithLabelValues(string(command.VerbDiagnose), "shared").Inc()
 		b.queue.RunOwed(w.User, func() {
 			ctx, cancel := context.WithTimeout(b.runCtx, commandTimeout)
 			defer cancel()

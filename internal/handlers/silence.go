@@ -17,6 +17,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -314,10 +315,10 @@ func humanDuration(d time.Duration) string {
 }
 
 // alerting reports whether any cluster has a sweep (Silencer), and for
-// VerbSweep one that can sweep on demand.
-func (b *Bot) alerting(verb Verb) bool {
+// command.VerbSweep one that can sweep on demand.
+func (b *Bot) alerting(verb command.Verb) bool {
 	for _, m := range b.members {
-		if m.Silencer != nil && (verb != VerbSweep || m.Sweeper != nil) {
+		if m.Silencer != nil && (verb != command.VerbSweep || m.Sweeper != nil) {
 			return true
 		}
 	}
@@ -325,7 +326,7 @@ func (b *Bot) alerting(verb Verb) bool {
 }
 
 // onAlertCommand answers /kafka silences and /kafka sweep.
-func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb Verb) {
+func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb command.Verb) {
 	if !b.alerting(verb) {
 		b.ack(ctx, req, ephemeralResponse(slackview.AlertsDisabled))
 		metrics.Commands.WithLabelValues(string(verb), "answered").Inc()
@@ -337,7 +338,7 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 		return
 	}
 	metrics.Commands.WithLabelValues(string(verb), "accepted").Inc()
-	if verb == VerbSweep {
+	if verb == command.VerbSweep {
 		b.ack(ctx, req, ephemeralResponse(slackview.Sweeping))
 		b.start(ctx, func(ctx context.Context) { b.runSweep(ctx, s) })
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
@@ -247,18 +248,18 @@ func TestAlertCommandsWithoutAlerts(t *testing.T) {
 func TestParseAlertVerbs(t *testing.T) {
 	tests := []struct {
 		text    string
-		want    Verb
+		want    command.Verb
 		wantErr bool
 	}{
-		{"silences", VerbSilences, false},
-		{"SWEEP", VerbSweep, false},
+		{"silences", command.VerbSilences, false},
+		{"SWEEP", command.VerbSweep, false},
 		{"silences now", "", true},
 		{"sweep kafka", "", true},
 	}
 	for _, tt := range tests {
-		got, err := ParseCommand(tt.text)
+		got, err := command.Parse(tt.text)
 		if (err != nil) != tt.wantErr || got.Verb != tt.want {
-			t.Errorf("ParseCommand(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
+			t.Errorf("command.Parse(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
 		}
 	}
 	if u := slackview.Usage("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -39,7 +40,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 		return
 	}
 	s := slashFrom(cmd)
-	parsed, err := ParseCommand(s.Text)
+	parsed, err := command.Parse(s.Text)
 	if err != nil {
 		b.log.Info("unusable /kafka command", "audit", true, "user", s.User, "channel", s.Channel, "problem", err.Error())
 		b.ack(ctx, req, ephemeralResponse(slackview.UsageProblem(err.Error(), s.Command)))
@@ -47,12 +48,12 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 		return
 	}
 	switch parsed.Verb {
-	case VerbHelp:
+	case command.VerbHelp:
 		b.ack(ctx, req, ephemeralResponse(slackview.Usage(s.Command)))
-		metrics.Commands.WithLabelValues(string(VerbHelp), "answered").Inc()
-	case VerbSilences, VerbSweep:
+		metrics.Commands.WithLabelValues(string(command.VerbHelp), "answered").Inc()
+	case command.VerbSilences, command.VerbSweep:
 		b.onAlertCommand(ctx, req, s, parsed.Verb)
-	case VerbStatus, VerbDiagnose:
+	case command.VerbStatus, command.VerbDiagnose:
 		retry, ok := b.queue.Admit()
 		if !ok {
 			running, waiting := b.queue.Depth()
@@ -62,7 +63,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 			return
 		}
 		metrics.Commands.WithLabelValues(string(parsed.Verb), "accepted").Inc()
-		if parsed.Verb == VerbStatus {
+		if parsed.Verb == command.VerbStatus {
 			b.ack(ctx, req, ephemeralResponse(slackview.ReadingStatus))
 			b.enqueue(ctx, s.User, func(ctx context.Context) { b.runStatus(ctx, s) })
 			return

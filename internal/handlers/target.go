@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -46,7 +47,7 @@ func answeredLookup(err error) bool {
 // target; several get a reply listing each as cluster/namespace/pod, with
 // no buttons (never a guess); none says so and names the clusters that
 // could not be checked. It returns false when it has answered s itself.
-func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (target, bool) {
+func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd command.Command) (target, bool) {
 	m, ns, err := b.commandCluster(cmd)
 	if err != nil {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.Problem(err.Error()))
