@@ -27,6 +27,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/diagshare"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -159,8 +160,8 @@ type Bot struct {
 	connected atomic.Bool
 	started   atomic.Bool
 
-	queue  *slacktransport.JobQueue // the worker pool and the fair queue in front of it
-	shared *coalescer               // diagnoses running or recently finished, by pod
+	queue  *slacktransport.JobQueue        // the worker pool and the fair queue in front of it
+	shared *diagshare.Sharer[slashRequest] // diagnoses running or recently finished, by pod
 	wg     sync.WaitGroup
 	seen   *slacktransport.LRU[string, struct{}]
 	// members are the clusters served, in order; byName finds them.
@@ -202,7 +203,7 @@ func New(opts Options) (*Bot, error) {
 		opts.QueueSize = 0
 	}
 	if opts.ShareWindow == 0 {
-		opts.ShareWindow = defaultShareWindow
+		opts.ShareWindow = diagshare.DefaultWindow
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -218,7 +219,7 @@ func New(opts Options) (*Bot, error) {
 		log:          opts.Logger,
 		clock:        opts.Clock,
 		approvers:    map[string]bool{},
-		shared:       newCoalescer(opts.ShareWindow, opts.Clock),
+		shared:       diagshare.New[slashRequest](opts.ShareWindow, opts.Clock),
 		runCtx:       context.Background(),
 		workspaceURL: "https://slack.com/",
 		seen:         slacktransport.NewLRU[string, struct{}](seenEnvelopes),
