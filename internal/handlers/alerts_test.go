@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
@@ -205,11 +206,11 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 		t.Errorf("approval token carries %+v", a)
 	}
 	token, options := silenceMenu(t, m.Blocks)
-	g, err := verifySilence(testSecret, token, now)
+	g, err := grant.VerifySilence(testSecret, token, now)
 	if err != nil {
 		t.Fatalf("silence menu token: %v", err)
 	}
-	if g.Key != seedNamespace+"/"+seedPod || g.duration() != 7*24*time.Hour || g.Channel != alertChan {
+	if g.Key != seedNamespace+"/"+seedPod || g.Duration() != 7*24*time.Hour || g.Channel != alertChan {
 		t.Errorf("silence menu grants %+v", g)
 	}
 	if want := []string{"1h", "24h", "7d"}; !slices.Equal(options, want) {
@@ -380,7 +381,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 		t.Error("a grouped alert offers a repair")
 	}
 	menu, _ := silenceMenu(t, m.Blocks)
-	sil, err := verifySilence(testSecret, menu, h.clock.Now())
+	sil, err := grant.VerifySilence(testSecret, menu, h.clock.Now())
 	if err != nil || sil.Key != g.Key {
 		t.Fatalf("cluster silence button grants %+v, %v; want key %s", sil, err, g.Key)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
-	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/command"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -48,100 +48,20 @@ type SweepTrigger interface {
 	SweepNow(ctx context.Context) error
 }
 
-// silenceChoices are the Silence buttons of an alert, shortest first.
-var silenceChoices = []struct {
-	label string
-	d     time.Duration
-}{{"1h", time.Hour}, {"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}}
-
-// silenceButtonTTL is how long a Silence button stays usable after it was
-// posted (a repeat posts fresh buttons long before).
-const silenceButtonTTL = 7 * 24 * time.Hour
-
-// maxSilenceDuration bounds what a (validly signed) button may ask for.
-const maxSilenceDuration = 30 * 24 * time.Hour
-
-// silenceDomain separates silence MACs from approval MACs made with the
-// same secret: an approval token is never a valid silence token, and the
-// other way round.
-const silenceDomain = "kafkabot/silence/v1\x00"
-
-// silenceGrant is what a Silence button may do: silence Key for For,
-// clicked in Channel, before ExpiresAt. It is signed like an approval.
-type silenceGrant struct {
-	V int `json:"v"`
-	// KC is the Kubernetes cluster whose sweep holds the silence ("": the
-	// only cluster of a single-cluster bot).
-	KC        string `json:"kc,omitempty"`
-	Key       string `json:"key"`
-	For       int64  `json:"for"` // seconds
-	Channel   string `json:"ch"`
-	IssuedAt  int64  `json:"iat"`
-	ExpiresAt int64  `json:"exp"`
-}
-
-func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
-
-// choose narrows a menu's grant to the chosen duration, which must be one
-// of silenceChoices and within the grant; it reports whether it was.
-func (g *silenceGrant) choose(label string) bool {
-	for _, c := range silenceChoices {
-		if c.label == label && c.d <= g.duration() {
-			g.For = int64(c.d / time.Second)
-			return true
-		}
-	}
-	return false
-}
-
-// Errors of silence tokens.
-var (
-	errSilenceMalformed = errors.New("silence token is malformed")
-	errSilenceSignature = errors.New("silence token signature does not match")
-	errSilenceExpired   = errors.New("silence button has expired")
-)
-
-func signSilence(secret []byte, g silenceGrant) (string, error) {
-	g.V = 1
-	token, err := approval.SignPayload(secret, silenceDomain, g)
-	if err != nil {
-		return "", fmt.Errorf("signing the silence of %s: %w", g.Key, err)
-	}
-	return token, nil
-}
-
-// verifySilence checks token's signature (in constant time) and validity.
-func verifySilence(secret []byte, token string, now time.Time) (silenceGrant, error) {
-	var g silenceGrant
-	switch err := approval.OpenPayload(secret, silenceDomain, token, &g); {
-	case errors.Is(err, approval.ErrBadSignature):
-		return silenceGrant{}, errSilenceSignature
-	case err != nil:
-		return silenceGrant{}, errSilenceMalformed
-	}
-	if g.V != 1 || g.Key == "" || g.Channel == "" || g.For <= 0 || g.duration() > maxSilenceDuration {
-		return silenceGrant{}, errSilenceMalformed
-	}
-	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
-		return g, errSilenceExpired
-	}
-	return g, nil
-}
-
 // silenceActions returns the Silence buttons for key ("pod" or "cluster"
 // says what it is, for the button text), or nil when signing fails.
 func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time) *slack.ActionBlock {
 	var buttons []slack.BlockElement
-	for _, c := range silenceChoices {
-		token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-			KC: b.grantCluster(m), Key: key, For: int64(c.d / time.Second), Channel: channel,
-			IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
+	for _, c := range grant.SilenceChoices {
+		token, err := grant.SignSilence(b.opts.ApprovalSecret, grant.Silence{
+			KubeCluster: b.grantCluster(m), Key: key, For: int64(c.D / time.Second), Channel: channel,
+			IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.SilenceButtonTTL).Unix(),
 		})
 		if err != nil {
 			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
 			return nil
 		}
-		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, slackview.Plain(slackview.SilenceButton(what, c.label))))
+		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.Label, token, slackview.Plain(slackview.SilenceButton(what, c.Label))))
 	}
 	return slack.NewActionBlock(blockSilence, buttons...)
 }
@@ -150,7 +70,7 @@ func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time
 // overflow menu). The rest of the action_id is a signed silence grant for
 // the longest choice: an overflow option's value holds at most 150
 // characters, too few for a token, so the options' values only name the
-// duration ("1h", "24h", "7d"), which must be one of silenceChoices and
+// duration ("1h", "24h", "7d"), which must be one of grant.SilenceChoices and
 // within the grant.
 const actionSilenceMenu = "kafkabot.silencemenu."
 
@@ -162,10 +82,10 @@ const maxActionID = 255
 // failed, or the key is too long for an action_id: the caller then posts
 // the Silence buttons).
 func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time) slack.BlockElement {
-	longest := silenceChoices[len(silenceChoices)-1]
-	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-		KC: b.grantCluster(m), Key: key, For: int64(longest.d / time.Second), Channel: channel,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
+	longest := grant.SilenceChoices[len(grant.SilenceChoices)-1]
+	token, err := grant.SignSilence(b.opts.ApprovalSecret, grant.Silence{
+		KubeCluster: b.grantCluster(m), Key: key, For: int64(longest.D / time.Second), Channel: channel,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.SilenceButtonTTL).Unix(),
 	})
 	if err != nil {
 		b.log.Error("signing a silence menu failed; posting without it", "key", key, "error", err)
@@ -175,8 +95,8 @@ func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time
 		return nil
 	}
 	var options []*slack.OptionBlockObject
-	for _, c := range silenceChoices {
-		options = append(options, slack.NewOptionBlockObject(c.label, slackview.Plain(slackview.SilenceOption(what, c.label)), nil))
+	for _, c := range grant.SilenceChoices {
+		options = append(options, slack.NewOptionBlockObject(c.Label, slackview.Plain(slackview.SilenceOption(what, c.Label)), nil))
 	}
 	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
 }
@@ -248,21 +168,21 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		return
 	}
 	now := b.clock()
-	g, err := verifySilence(b.opts.ApprovalSecret, c.Token, now)
+	g, err := grant.VerifySilence(b.opts.ApprovalSecret, c.Token, now)
 	refuse := func(reason, text string) {
 		b.log.Info("silence decision", "audit", true, "event", "silence.refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "key", g.Key)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text))
 	}
 	switch {
-	case errors.Is(err, errSilenceExpired):
+	case errors.Is(err, grant.ErrExpired):
 		refuse("expired", slackview.RefuseSilenceExpired)
 		return
 	case err != nil:
-		g = silenceGrant{}
+		g = grant.Silence{}
 		refuse("invalid-token", slackview.RefuseSilenceInvalidToken)
 		return
-	case c.Choice != "" && !g.choose(c.Choice):
+	case c.Choice != "" && !g.Choose(c.Choice):
 		refuse("invalid-choice", slackview.RefuseSilenceChoice)
 		return
 	case g.Channel != c.Channel:
@@ -272,7 +192,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", slackview.RefuseSilenceNotApprover(b.approverList()))
 		return
 	}
-	m, ok := b.memberNamed(g.KC)
+	m, ok := b.memberNamed(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseSilenceUnknownCluster)
@@ -281,7 +201,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("no-silencer", slackview.RefuseSilenceNoSilencer)
 		return
 	}
-	until := now.Add(g.duration())
+	until := now.Add(g.Duration())
 	sil, err := m.Silencer.Silence(ctx, g.Key, until, c.User)
 	if err != nil {
 		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
@@ -290,7 +210,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
-	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.duration()), sil.Until, sil.ID)
+	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.Duration()), sil.Until, sil.ID)
 	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
 	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
