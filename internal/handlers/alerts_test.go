@@ -246,6 +246,9 @@ func TestAlertBanners(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
+			if err := b.setupClusters(&Options{Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}}); err != nil {
+				t.Fatal(err)
+			}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
 			msg, details := alertnotify.RenderAlert(alertSide{b}, "", a, alertChan, now)

@@ -34,7 +34,7 @@ var _ alertnotify.Bot = alertSide{}
 
 // Cluster returns the name of the served cluster name means.
 func (s alertSide) Cluster(name string) (string, bool) {
-	m, ok := s.b.memberNamed(name)
+	m, ok := s.b.clusters.Named(name)
 	if !ok {
 		return "", false
 	}
@@ -43,7 +43,7 @@ func (s alertSide) Cluster(name string) (string, bool) {
 
 // InCluster prefixes path with cluster on a bot serving several.
 func (s alertSide) InCluster(cluster, path string) string {
-	m, _ := s.b.memberNamed(cluster)
+	m, _ := s.b.clusters.Named(cluster)
 	return s.b.inCluster(m, path)
 }
 
@@ -55,7 +55,7 @@ func (s alertSide) Offer(cluster string, snap diagnose.Snapshot, f diagnose.Find
 // Silence returns the alert's Silence menu and a block holding it, or,
 // when no menu can be built, a block of Silence buttons.
 func (s alertSide) Silence(cluster, key, what, channel string, now time.Time) (slack.BlockElement, slack.Block) {
-	m, _ := s.b.memberNamed(cluster)
+	m, _ := s.b.clusters.Named(cluster)
 	if menu := s.b.silenceControl(m, key, what, channel, now); menu != nil {
 		return menu, slack.NewActionBlock(blockSilence, menu)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/diagshare"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -164,9 +165,8 @@ type Bot struct {
 	shared *diagshare.Sharer[slashRequest] // diagnoses running or recently finished, by pod
 	wg     sync.WaitGroup
 	seen   *slacktransport.LRU[string, struct{}]
-	// members are the clusters served, in order; byName finds them.
-	members []*member
-	byName  map[string]*member
+	// clusters are the clusters served, in order and by name.
+	clusters *fleet.Members[*member]
 	// runCtx is Run's context, for jobs that are owed to a request but
 	// were not started by one (set before any job runs).
 	runCtx context.Context
@@ -281,7 +281,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.opts.Alerts != nil {
 		b.opts.Alerts.Start(b.poster)
 	}
-	for _, m := range b.members {
+	for _, m := range b.clusters.All() {
 		if m.Resumer == nil {
 			continue
 		}

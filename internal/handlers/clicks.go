@@ -215,7 +215,7 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 	case err != nil:
 		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err), slackview.RefuseInvalidToken}
 	}
-	m, ok := b.memberNamed(a.ClusterName)
+	m, ok := b.clusters.Named(a.ClusterName)
 	if !ok {
 		if a.ClusterName == "" {
 			return a, nil, &refusal{"unknown-cluster", slackview.RefuseNoCluster}

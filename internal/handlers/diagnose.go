@@ -110,7 +110,8 @@ func (b *Bot) sharedText(d *sharedDiagnosis, p *diagshare.Post) string {
 // posts it in s's channel; it tells s what happened when it cannot. It
 // returns the message ts and whether it was posted.
 func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequest) (string, bool) {
-	snap, findings, m := d.Snapshot, d.Findings, b.byName[d.Key.Cluster]
+	snap, findings := d.Snapshot, d.Findings
+	m, _ := b.clusters.Exact(d.Key.Cluster)
 	rule := "none"
 	if len(findings) > 0 {
 		rule = findings[0].Rule
@@ -144,7 +145,8 @@ type sharedDiagnosis = diagshare.Diagnosis[slashRequest]
 
 // sharedPod names d's pod for messages.
 func (b *Bot) sharedPod(d *sharedDiagnosis) string {
-	return b.podLabel(b.byName[d.Key.Cluster], d.Key.Namespace, d.Key.Pod)
+	m, _ := b.clusters.Exact(d.Key.Cluster)
+	return b.podLabel(m, d.Key.Namespace, d.Key.Pod)
 }
 
 // podLabel names a pod for messages: namespace/pod, prefixed by its

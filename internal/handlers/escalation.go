@@ -126,7 +126,7 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 		refuse("wrong-origin", slackview.RefuseEscalationWrongOrigin)
 		return
 	}
-	m, ok := b.memberNamed(g.KubeCluster)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseEscalationUnknownCluster(g.KubeCluster))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/command"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -192,7 +193,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", slackview.RefuseSilenceNotApprover(b.approverList()))
 		return
 	}
-	m, ok := b.memberNamed(g.KubeCluster)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseSilenceUnknownCluster)
@@ -237,7 +238,7 @@ func humanDuration(d time.Duration) string {
 // alerting reports whether any cluster has a sweep (Silencer), and for
 // command.VerbSweep one that can sweep on demand.
 func (b *Bot) alerting(verb command.Verb) bool {
-	for _, m := range b.members {
+	for _, m := range b.clusters.All() {
 		if m.Silencer != nil && (verb != command.VerbSweep || m.Sweeper != nil) {
 			return true
 		}
@@ -271,31 +272,31 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 // cluster's, each cluster asked at once within LookupTimeout on a bot
 // serving several (one that cannot be read is named).
 func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
-	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]alert.Silence, error) {
+	results := fleet.AskEach(ctx, b.clusters, func(ctx context.Context, m *member) ([]alert.Silence, error) {
 		if m.Silencer == nil {
 			return nil, nil
 		}
 		return m.Silencer.Silences(ctx)
 	}, func(error) bool { return false })
-	if r := results[0]; !b.multi() && r.err != nil {
-		b.log.Error("listing silences failed", "error", r.err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SilencesUnreadable(r.err.Error()))
+	if r := results[0]; !b.multi() && r.Err != nil {
+		b.log.Error("listing silences failed", "error", r.Err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SilencesUnreadable(r.Err.Error()))
 		return
 	}
 	var list []clusterSilence
 	var problems []string
 	for _, r := range results {
 		switch {
-		case r.unreachable != "":
-			problems = append(problems, slackview.ClusterUnreachable(r.m.Name, r.unreachable))
-		case r.err != nil:
-			problems = append(problems, slackview.ClusterFailed(r.m.Name, r.err.Error()))
+		case r.Unreachable != "":
+			problems = append(problems, slackview.ClusterUnreachable(r.Member.Name, r.Unreachable))
+		case r.Err != nil:
+			problems = append(problems, slackview.ClusterFailed(r.Member.Name, r.Err.Error()))
 		}
-		for _, sil := range r.val {
+		for _, sil := range r.Val {
 			if b.multi() { // each silence names its cluster
-				sil.Key = r.m.Name + ": " + sil.Key
+				sil.Key = r.Member.Name + ": " + sil.Key
 			}
-			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.m)})
+			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.Member)})
 		}
 	}
 	now := b.clock()
@@ -340,7 +341,7 @@ func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
 		err error
 	}
 	var sweepers []*member
-	for _, m := range b.members {
+	for _, m := range b.clusters.All() {
 		if m.Sweeper != nil {
 			sweepers = append(sweepers, m)
 		}

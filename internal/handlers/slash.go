@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -83,7 +84,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		b.runFleetStatus(ctx, s)
 		return
 	}
-	m := b.members[0]
+	m := b.clusters.All()[0]
 	pods, err := m.Reader.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
@@ -112,14 +113,14 @@ func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Blo
 
 // runFleetStatus is /kafka status on a bot serving several clusters.
 func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
-	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
+	results := fleet.AskEach(ctx, b.clusters, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
 		return m.Reader.KafkaPods(ctx)
 	}, func(error) bool { return false })
 	clusters := make([]slackview.ClusterPods, len(results))
 	for i, r := range results {
-		clusters[i] = slackview.ClusterPods{Name: r.m.Name, Unreachable: r.unreachable, Err: r.err, Pods: r.val}
-		if r.unreachable == "" && r.err == nil {
-			clusters[i].Notice = repairNotice(r.m)
+		clusters[i] = slackview.ClusterPods{Name: r.Member.Name, Unreachable: r.Unreachable, Err: r.Err, Pods: r.Val}
+		if r.Unreachable == "" && r.Err == nil {
+			clusters[i].Notice = repairNotice(r.Member)
 		}
 	}
 	msg := slackview.FleetStatus(clusters, b.clock())

@@ -96,7 +96,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", slackview.RefuseEndNotApprover(b.approverList()))
 		return
 	}
-	m, ok := b.memberNamed(g.KubeCluster)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseEndUnknownCluster)
