@@ -24,6 +24,7 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -49,11 +50,9 @@ type Bot interface {
 	// for requester in channel; it returns "" (no buttons) when signing
 	// fails, and when the buttons expire.
 	Offer(cluster string, snap diagnose.Snapshot, f diagnose.Finding, requester, channel, team string, now time.Time) (token string, expires time.Time)
-	// Silence returns the Silence controls for key ("pod" or "cluster"
-	// says what it is): menu, an element to sit beside other buttons, or
-	// nil; and block, an action block holding the menu or, when no menu
-	// can be built, Silence buttons (nil when signing failed).
-	Silence(cluster, key, what, channel string, now time.Time) (menu slack.BlockElement, block slack.Block)
+	// SignSilence signs the grant of a Silence control that silences key
+	// for d, clicked in channel (internal/grant).
+	SignSilence(cluster, key string, d time.Duration, channel string, now time.Time) (string, error)
 	// PostDetails posts a message's details as the first reply in its
 	// thread and waits for it.
 	PostDetails(ctx context.Context, channel, ts string, details slackview.Message)
@@ -374,11 +373,12 @@ func RenderAlert(b Bot, cluster string, a alert.Alert, channel string, now time.
 		Diagnosis: view, Reason: string(a.Reason), Detail: a.Detail, Rule: a.Rule, StartsAt: a.StartsAt,
 		Repeat: a.Repeat, Changed: a.Changed, ReadError: a.ReadError,
 	}
-	menu, block := b.Silence(cluster, a.PodKey(), "pod", channel, now)
-	av.Silence = menu
+	av.Silence = silenceMenu(b, cluster, a.PodKey(), "pod", channel, now)
 	msg = av.Message()
-	if menu == nil && block != nil {
-		msg.Blocks = slackview.CapBlocks(append(msg.Blocks, block))
+	if av.Silence == nil {
+		if sil := silenceButtons(b, cluster, a.PodKey(), "pod", channel, now); sil != nil {
+			msg.Blocks = slackview.CapBlocks(append(msg.Blocks, sil))
+		}
 	}
 	return msg, av.Details()
 }
@@ -388,11 +388,52 @@ func RenderAlert(b Bot, cluster string, a alert.Alert, channel string, now time.
 func renderGroup(b Bot, cluster string, g alert.Group, members *groupMembers, channel string, now time.Time) ([]slack.Block, string) {
 	// The group names its Kubernetes cluster too.
 	view := slackview.Group{Namespace: b.InCluster(cluster, g.Namespace), Cluster: g.KafkaCluster, Firing: max(g.Firing, len(g.Alerts)), Lines: members.sorted(), Now: now}
-	if _, block := b.Silence(cluster, g.Key, "cluster", channel, now); block != nil {
-		view.Silence = block
+	if menu := silenceMenu(b, cluster, g.Key, "cluster", channel, now); menu != nil {
+		view.Silence = slack.NewActionBlock(slackview.BlockSilence, menu)
+	} else if sil := silenceButtons(b, cluster, g.Key, "cluster", channel, now); sil != nil {
+		view.Silence = sil
 	}
 	msg := view.Message()
 	return msg.Blocks, msg.Fallback
+}
+
+// maxActionID is Slack's limit on an action_id.
+const maxActionID = 255
+
+// silenceMenu returns the alert's Silence menu for key ("pod" or
+// "cluster" says what it is), or nil when it cannot be built (signing
+// failed, or the key is too long for an action_id: the caller then posts
+// the Silence buttons).
+func silenceMenu(b Bot, cluster, key, what, channel string, now time.Time) slack.BlockElement {
+	longest := grant.SilenceChoices[len(grant.SilenceChoices)-1]
+	token, err := b.SignSilence(cluster, key, longest.D, channel, now)
+	if err != nil {
+		b.Logger().Error("signing a silence menu failed; posting without it", "key", key, "error", err)
+		return nil
+	}
+	if len(slackview.ActionSilenceMenu)+len(token) > maxActionID {
+		return nil
+	}
+	var options []*slack.OptionBlockObject
+	for _, c := range grant.SilenceChoices {
+		options = append(options, slack.NewOptionBlockObject(c.Label, slackview.Plain(slackview.SilenceOption(what, c.Label)), nil))
+	}
+	return slack.NewOverflowBlockElement(slackview.ActionSilenceMenu+token, options...)
+}
+
+// silenceButtons returns the Silence buttons for key ("pod" or "cluster"
+// says what it is, for the button text), or nil when signing fails.
+func silenceButtons(b Bot, cluster, key, what, channel string, now time.Time) *slack.ActionBlock {
+	var buttons []slack.BlockElement
+	for _, c := range grant.SilenceChoices {
+		token, err := b.SignSilence(cluster, key, c.D, channel, now)
+		if err != nil {
+			b.Logger().Error("signing a silence button failed; posting without it", "key", key, "error", err)
+			return nil
+		}
+		buttons = append(buttons, slack.NewButtonBlockElement(slackview.ActionSilence+c.Label, token, slackview.Plain(slackview.SilenceButton(what, c.Label))))
+	}
+	return slack.NewActionBlock(slackview.BlockSilence, buttons...)
 }
 
 // groupMembers remembers the pods of a group message this process posted

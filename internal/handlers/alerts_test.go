@@ -160,7 +160,7 @@ func silenceMenu(t testing.TB, raw []byte) (token string, options []string) {
 	}
 	for _, b := range list {
 		for _, e := range b.Elements {
-			if tok, ok := strings.CutPrefix(e.ActionID, actionSilenceMenu); ok && e.Type == "overflow" {
+			if tok, ok := strings.CutPrefix(e.ActionID, slackview.ActionSilenceMenu); ok && e.Type == "overflow" {
 				for _, o := range e.Options {
 					options = append(options, o.Value)
 				}
@@ -216,7 +216,7 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	if want := []string{"1h", "24h", "7d"}; !slices.Equal(options, want) {
 		t.Errorf("silence menu options %v, want %v", options, want)
 	}
-	if bs[actionSilence+"24h"] != nil {
+	if bs[slackview.ActionSilence+"24h"] != nil {
 		t.Error("Silence buttons posted beside the menu")
 	}
 	h.noAckFailures()

@@ -8,22 +8,16 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-// Block and action IDs of the Silence controls of alert messages.
-const (
-	blockSilence  = slackview.BlockSilence
-	actionSilence = "kafkabot.silence."
-	// messageCacheSize bounds the live copies of messages.
-	messageCacheSize = 1024
-)
+// messageCacheSize bounds the live copies of messages.
+const messageCacheSize = 1024
 
 // alertSide is what the alert notifier uses of the bot
 // (alertnotify.Bot): the clusters' names, the signed buttons, the thread
@@ -52,17 +46,13 @@ func (s alertSide) Offer(cluster string, snap diagnose.Snapshot, f diagnose.Find
 	return s.b.offer(cluster, snap, f, requester, channel, team, now)
 }
 
-// Silence returns the alert's Silence menu and a block holding it, or,
-// when no menu can be built, a block of Silence buttons.
-func (s alertSide) Silence(cluster, key, what, channel string, now time.Time) (slack.BlockElement, slack.Block) {
+// SignSilence signs a Silence control's grant of key for d.
+func (s alertSide) SignSilence(cluster, key string, d time.Duration, channel string, now time.Time) (string, error) {
 	m, _ := s.b.clusters.Named(cluster)
-	if menu := s.b.silenceControl(m, key, what, channel, now); menu != nil {
-		return menu, slack.NewActionBlock(blockSilence, menu)
-	}
-	if buttons := s.b.silenceActions(m, key, what, channel, now); buttons != nil {
-		return nil, buttons
-	}
-	return nil, nil
+	return grant.SignSilence(s.b.opts.ApprovalSecret, grant.Silence{
+		KubeCluster: s.b.grantCluster(m), Key: key, For: int64(d / time.Second), Channel: channel,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.SilenceButtonTTL).Unix(),
+	})
 }
 
 // PostDetails posts the details as the first reply in the thread.

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -190,7 +189,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
-		fin := &finishOnce{Reporter: rep}
+		fin := &recovery.FinishOnce{Reporter: rep}
 		sum := m.Repairer.Repair(b.runCtx, req, fin)
 		fin.Finish(b.runCtx, sum)
 		if sum.Outcome == recovery.OutcomeCrashAgain {
@@ -308,30 +307,6 @@ func (b *Bot) audit(event string, c click, a approval.Approval, extra ...any) {
 			"rule", a.Rule, "action", a.Action, "requester", a.Requester)
 	}
 	b.log.Info("approval decision", append(attrs, extra...)...)
-}
-
-var _ recovery.PlanReporter = (*finishOnce)(nil)
-
-// finishOnce makes sure the summary is posted exactly once, whether or not
-// the Repairer calls Finish itself.
-type finishOnce struct {
-	recovery.Reporter
-	done atomic.Bool
-}
-
-// Finish forwards the first call only.
-func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
-	if f.done.Swap(true) {
-		return
-	}
-	f.Reporter.Finish(ctx, s)
-}
-
-// Planned forwards the plan to the Reporter when it takes one.
-func (f *finishOnce) Planned(ctx context.Context, steps []string) {
-	if pr, ok := f.Reporter.(recovery.PlanReporter); ok {
-		pr.Planned(ctx, steps)
-	}
 }
 
 // approvalChannelList is for messages: the channels where Approve counts

@@ -90,9 +90,6 @@ func (m *member) isApprover(user string) bool { return m.approvers[user] }
 // approverList is for messages: this cluster's approvers as mentions.
 func (m *member) approverList() string { return slackview.ApproverList(m.approverIDs) }
 
-// label is the cluster's name for messages ("" for an unnamed only cluster).
-func (m *member) label() string { return m.Name }
-
 // setupClusters builds b.clusters from opts.Clusters and checks them.
 func (b *Bot) setupClusters(opts *Options) error {
 	var list []*member

@@ -117,7 +117,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 		rule = findings[0].Rule
 	}
 	now := b.clock()
-	view := slackview.Diagnosis{ClusterName: m.label(), Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
+	view := slackview.Diagnosis{ClusterName: m.Name, Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
 		view.Token, view.ExpiresAt = b.offer(m.Name, snap, findings[0], s.User, s.Channel, s.Team, now)
 	}

@@ -49,59 +49,6 @@ type SweepTrigger interface {
 	SweepNow(ctx context.Context) error
 }
 
-// silenceActions returns the Silence buttons for key ("pod" or "cluster"
-// says what it is, for the button text), or nil when signing fails.
-func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time) *slack.ActionBlock {
-	var buttons []slack.BlockElement
-	for _, c := range grant.SilenceChoices {
-		token, err := grant.SignSilence(b.opts.ApprovalSecret, grant.Silence{
-			KubeCluster: b.grantCluster(m), Key: key, For: int64(c.D / time.Second), Channel: channel,
-			IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.SilenceButtonTTL).Unix(),
-		})
-		if err != nil {
-			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
-			return nil
-		}
-		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.Label, token, slackview.Plain(slackview.SilenceButton(what, c.Label))))
-	}
-	return slack.NewActionBlock(blockSilence, buttons...)
-}
-
-// actionSilenceMenu prefixes the action_id of an alert's Silence menu (an
-// overflow menu). The rest of the action_id is a signed silence grant for
-// the longest choice: an overflow option's value holds at most 150
-// characters, too few for a token, so the options' values only name the
-// duration ("1h", "24h", "7d"), which must be one of grant.SilenceChoices and
-// within the grant.
-const actionSilenceMenu = "kafkabot.silencemenu."
-
-// maxActionID is Slack's limit on an action_id.
-const maxActionID = 255
-
-// silenceControl returns the alert's Silence menu for key ("pod" or
-// "cluster" says what it is), or nil when it cannot be built (signing
-// failed, or the key is too long for an action_id: the caller then posts
-// the Silence buttons).
-func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time) slack.BlockElement {
-	longest := grant.SilenceChoices[len(grant.SilenceChoices)-1]
-	token, err := grant.SignSilence(b.opts.ApprovalSecret, grant.Silence{
-		KubeCluster: b.grantCluster(m), Key: key, For: int64(longest.D / time.Second), Channel: channel,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.SilenceButtonTTL).Unix(),
-	})
-	if err != nil {
-		b.log.Error("signing a silence menu failed; posting without it", "key", key, "error", err)
-		return nil
-	}
-	if len(actionSilenceMenu)+len(token) > maxActionID {
-		return nil
-	}
-	var options []*slack.OptionBlockObject
-	for _, c := range grant.SilenceChoices {
-		options = append(options, slack.NewOptionBlockObject(c.Label, slackview.Plain(slackview.SilenceOption(what, c.Label)), nil))
-	}
-	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
-}
-
 // silenceClick is one press of a Silence button, or one choice of a
 // Silence menu (Choice set).
 type silenceClick struct {
@@ -135,14 +82,14 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 				ThreadTS: cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
 			}, true
 		}
-		if token, ok := strings.CutPrefix(a.ActionID, actionSilenceMenu); ok {
+		if token, ok := strings.CutPrefix(a.ActionID, slackview.ActionSilenceMenu); ok {
 			return silenceClick{
 				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
 				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
 				Token: token, Choice: cmp.Or(a.SelectedOption.Value, "-"), ResponseURL: cb.ResponseURL,
 			}, true
 		}
-		if !strings.HasPrefix(a.ActionID, actionSilence) {
+		if !strings.HasPrefix(a.ActionID, slackview.ActionSilence) {
 			continue
 		}
 		return silenceClick{
@@ -300,8 +247,11 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 		}
 	}
 	now := b.clock()
-	text := silencesText(list, now)
-	blocks := b.silencesBlocks(list, s.Channel, now)
+	items := make([]slackview.SilenceItem, len(list))
+	for i, sil := range list {
+		items[i] = slackview.SilenceItem{Key: sil.Key, By: sil.By, ID: sil.ID, Until: sil.Until, End: b.endSilenceButton(sil, s.Channel)}
+	}
+	blocks, text := slackview.SilencesList(items, now, slacktransport.MaxPlainText-40)
 	if len(problems) > 0 {
 		note := slackview.SilencesUnreadableOf(problems)
 		text = note + "\n" + text
@@ -312,24 +262,6 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 	if err := b.poster.Ephemeral(ctx, s.Channel, s.User, s.ResponseURL, text, blocks...); err != nil {
 		b.log.Error("could not reach the user", "user", s.User, "channel", s.Channel, "error", err)
 	}
-}
-
-// silencesText lists silences, one a line, within a message's size.
-func silencesText(list []clusterSilence, now time.Time) string {
-	if len(list) == 0 {
-		return slackview.NoSilences
-	}
-	var b strings.Builder
-	b.WriteString(slackview.SilencesInForce(len(list)) + "\n")
-	for i, s := range list {
-		line := "• " + slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID) + "\n"
-		if slackview.RuneLen(b.String())+slackview.RuneLen(line) > slacktransport.MaxPlainText-40 {
-			b.WriteString(slackview.AndMore(len(list) - i))
-			break
-		}
-		b.WriteString(line)
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // runSweep runs /kafka sweep: every cluster's sweep, at once. Only the

@@ -47,7 +47,7 @@ func (h *alertHarness) chooseSilence(m slackemu.Message, user, choice string) {
 		h.t.Fatal("the message has no Silence menu")
 	}
 	id, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: m.Channel, UserID: user, MessageTS: m.TS,
-		ActionID: actionSilenceMenu + token, Option: choice})
+		ActionID: slackview.ActionSilenceMenu + token, Option: choice})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -58,10 +58,10 @@ func (h *alertHarness) chooseSilence(m slackemu.Message, user, choice string) {
 
 func TestSilenceClickRefused(t *testing.T) {
 	forge := func(h *alertHarness, m slackemu.Message, user, chanID, token string) {
-		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: "24h"})
+		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: slackview.ActionSilenceMenu + token, Option: "24h"})
 	}
 	forgeChoice := func(h *alertHarness, m slackemu.Message, token, choice string) {
-		h.clickRaw(slackemu.Click{ChannelID: alertChan, UserID: approver, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: choice})
+		h.clickRaw(slackemu.Click{ChannelID: alertChan, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionSilenceMenu + token, Option: choice})
 	}
 	tests := []struct {
 		name string

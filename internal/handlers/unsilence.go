@@ -6,9 +6,7 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -44,28 +42,6 @@ func (b *Bot) silenceConfirmation(text string, sil clusterSilence, channel strin
 	blocks := []slack.Block{slackview.Section("kafkabot.silenced", text)}
 	if btn := b.endSilenceButton(sil, channel); btn != nil {
 		blocks = append(blocks, slack.NewActionBlock("kafkabot.silenced.actions", btn))
-	}
-	return blocks
-}
-
-// silencesBlocks lists silences with an End silence button each, within
-// Slack's block count; the text fallback is silencesText.
-func (b *Bot) silencesBlocks(list []clusterSilence, channel string, now time.Time) []slack.Block {
-	if len(list) == 0 {
-		return nil
-	}
-	blocks := []slack.Block{slackview.Section("kafkabot.silences", slackview.SilencesInForce(len(list)))}
-	for i, s := range list {
-		if len(blocks) == slackview.MaxBlocks-1 {
-			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", slackview.Mrkdwn(slackview.AndMore(len(list)-i))))
-			break
-		}
-		text := slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID)
-		var accessory *slack.Accessory
-		if btn := b.endSilenceButton(s, channel); btn != nil {
-			accessory = slack.NewAccessory(btn)
-		}
-		blocks = append(blocks, slack.NewSectionBlock(slackview.Mrkdwn(text), nil, accessory, slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
 	}
 	return blocks
 }
