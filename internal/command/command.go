@@ -36,9 +36,9 @@ const (
 // Command is a parsed /kafka command.
 type Command struct {
 	Verb Verb
-	// Cluster names the Kubernetes cluster, from a three-segment target
+	// KubeCluster names the Kubernetes cluster, from a three-segment target
 	// (CLUSTER/NAMESPACE/POD); empty otherwise.
-	Cluster string
+	KubeCluster string
 	// Scope is the first segment of a two-segment target (SCOPE/POD): the
 	// cluster when the bot serves one of that name, else a namespace
 	// (resolved by the bot, which knows its clusters).
@@ -150,8 +150,8 @@ func parseDiagnose(args []string) (Command, error) {
 				return Command{}, err
 			}
 		case 3:
-			cmd.Cluster, cmd.Namespace, target = parts[0], parts[1], parts[2]
-			if err := validateName("cluster name", cmd.Cluster, maxNamespaceName, false); err != nil {
+			cmd.KubeCluster, cmd.Namespace, target = parts[0], parts[1], parts[2]
+			if err := validateName("cluster name", cmd.KubeCluster, maxNamespaceName, false); err != nil {
 				return Command{}, err
 			}
 			if err := validateName("namespace", cmd.Namespace, maxNamespaceName, false); err != nil {

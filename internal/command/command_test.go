@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 		{"status kafka", Command{}, "takes no arguments"},
 		{"diagnose broker-0", Command{Verb: VerbDiagnose, Pod: "broker-0"}, ""},
 		{"diagnose kafka/foobar-kafka-broker-0", Command{Verb: VerbDiagnose, Scope: "kafka", Pod: "foobar-kafka-broker-0"}, ""},
-		{"diagnose prod-eu/kafka/broker-0", Command{Verb: VerbDiagnose, Cluster: "prod-eu", Namespace: "kafka", Pod: "broker-0"}, ""},
+		{"diagnose prod-eu/kafka/broker-0", Command{Verb: VerbDiagnose, KubeCluster: "prod-eu", Namespace: "kafka", Pod: "broker-0"}, ""},
 		{"diagnose prod-eu//broker-0", Command{}, "namespace is empty"},
 		{"diagnose /kafka/broker-0", Command{}, "cluster name is empty"},
 		{"diagnose Prod/kafka/broker-0", Command{}, "not a valid cluster name"},

@@ -174,10 +174,10 @@ func shortReason(err error) string {
 // or nil when it names none (a search over every cluster). A Scope that is
 // both a cluster name and a namespace is taken as the cluster.
 func (b *Bot) commandCluster(cmd command.Command) (*member, string, error) {
-	if cmd.Cluster != "" {
-		m, ok := b.clusters.Exact(cmd.Cluster)
+	if cmd.KubeCluster != "" {
+		m, ok := b.clusters.Exact(cmd.KubeCluster)
 		if !ok {
-			return nil, "", command.Usagef("I serve no cluster named %s; clusters: %s", command.Quote(cmd.Cluster), b.clusterNames())
+			return nil, "", command.Usagef("I serve no cluster named %s; clusters: %s", command.Quote(cmd.KubeCluster), b.clusterNames())
 		}
 		return m, cmd.Namespace, nil
 	}

@@ -69,7 +69,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 			b.enqueue(ctx, s.User, func(ctx context.Context) { b.runStatus(ctx, s) })
 			return
 		}
-		target := strings.Join(slices.DeleteFunc([]string{parsed.Cluster, parsed.Scope, parsed.Namespace, parsed.Pod},
+		target := strings.Join(slices.DeleteFunc([]string{parsed.KubeCluster, parsed.Scope, parsed.Namespace, parsed.Pod},
 			func(s string) bool { return s == "" }), "/")
 		b.ack(ctx, req, ephemeralResponse(slackview.Diagnosing(target)))
 		b.enqueue(ctx, s.User, func(ctx context.Context) { b.runDiagnose(ctx, s, parsed) })
