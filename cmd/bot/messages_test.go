@@ -25,7 +25,7 @@ func TestServeWithoutKubeconfigPointsAtKUBECONFIG(t *testing.T) {
 		{"no KUBECONFIG, no ~/.kube/config, not a pod", "", filepath.Join(home, ".kube", "config") + " does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("SLACK_APP_TOKEN", "xapp-1-A1-1-abc")
+			t.Setenv("SLACK_APP_TOKEN", "xapp-placeholder-app-token")
 			t.Setenv("SLACK_BOT_TOKEN", slackemu.DefaultBotToken)
 			t.Setenv("APPROVAL_SECRET", serveSecret)
 			t.Setenv("KUBECONFIG", tc.kubeconfig)

@@ -46,6 +46,10 @@ type Bot interface {
 	// InCluster prefixes path ("namespace" or "namespace/pod") with the
 	// cluster on a bot serving several, so a message names it.
 	InCluster(cluster, path string) string
+	// KafkaView reads Kafka's own view of snap's Kafka cluster for a card
+	// that offers Approve (the zero view when the cluster has no Kafka
+	// access configured: the card then says so).
+	KafkaView(ctx context.Context, cluster string, snap diagnose.Snapshot) slackview.KafkaView
 	// Offer signs the Approve / Reject buttons of a repairable diagnosis
 	// for requester in channel; it returns "" (no buttons) when signing
 	// fails, and when the buttons expire.
@@ -199,7 +203,7 @@ func (n *Notifier) Notify(ctx context.Context, a alert.Alert) (alert.MessageRef,
 		return alert.MessageRef{}, fmt.Errorf("alerting about %s: %w", a.Key, err)
 	}
 	channel := cmp.Or(a.Channel, n.channel)
-	msg, details := RenderAlert(b, cluster, a, channel, b.Now())
+	msg, details := RenderAlert(ctx, b, cluster, a, channel, b.Now())
 	blocks := msg.Blocks
 	ts, err := p.Post(ctx, channel, "", blocks, msg.Fallback)
 	if err != nil {
@@ -358,7 +362,7 @@ func resolved(blocks []slack.Block, header, banner slack.Block, fallback []slack
 // RenderAlert builds the alert message Notify posts (slackview.Alert: the diagnosis
 // with Approve / Reject when repairable, a banner line, and the Silence
 // controls after the approval buttons) and the details for its thread.
-func RenderAlert(b Bot, cluster string, a alert.Alert, channel string, now time.Time) (msg, details slackview.Message) {
+func RenderAlert(ctx context.Context, b Bot, cluster string, a alert.Alert, channel string, now time.Time) (msg, details slackview.Message) {
 	snap := a.Snapshot
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
@@ -367,6 +371,7 @@ func RenderAlert(b Bot, cluster string, a alert.Alert, channel string, now time.
 	view := slackview.Diagnosis{ClusterName: cluster, Snapshot: snap, Findings: a.Findings, Requester: Requester, Now: now,
 		Source: sourceOf(a)}
 	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {
+		view.Kafka = b.KafkaView(ctx, cluster, snap)
 		view.Token, view.ExpiresAt = b.Offer(cluster, snap, a.Findings[0], Requester, channel, "", now)
 	}
 	av := slackview.Alert{

@@ -23,6 +23,9 @@ type fakeBot struct{ signErr error }
 
 func (fakeBot) Cluster(name string) (string, bool) { return name, true }
 func (fakeBot) InCluster(_, path string) string    { return path }
+func (fakeBot) KafkaView(context.Context, string, diagnose.Snapshot) slackview.KafkaView {
+	return slackview.KafkaView{}
+}
 func (fakeBot) Offer(string, diagnose.Snapshot, diagnose.Finding, string, string, string, time.Time) (string, time.Time) {
 	return "", time.Time{}
 }

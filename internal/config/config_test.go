@@ -119,7 +119,7 @@ func TestLoadNamesTheWrongVariable(t *testing.T) {
 
 func TestValidateServeNeverEchoesSecrets(t *testing.T) {
 	const secret = "xoxp-not-a-bot-token-but-secret-value"
-	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": secret, "APPROVAL_SECRET": "short"})
+	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-placeholder-app-token", "SLACK_BOT_TOKEN": secret, "APPROVAL_SECRET": "short"})
 	c, err := Load()
 	if err != nil {
 		t.Fatal(err)
@@ -225,12 +225,12 @@ func TestValidateServeReportsEveryError(t *testing.T) {
 // TestLoadServeReportsBothKinds: bot serve's load reports a wrong variable
 // and a missing token in the same run.
 func TestLoadServeReportsBothKinds(t *testing.T) {
-	setEnv(t, map[string]string{"WORKERS": "0", "SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": "xoxb-1-placeholder"})
+	setEnv(t, map[string]string{"WORKERS": "0", "SLACK_APP_TOKEN": "xapp-placeholder-app-token", "SLACK_BOT_TOKEN": "xoxb-1-placeholder"})
 	_, err := LoadServe()
 	if err == nil || !strings.Contains(err.Error(), "WORKERS 0") || !strings.Contains(err.Error(), "APPROVAL_SECRET") {
 		t.Fatalf("LoadServe error = %v, want both WORKERS and APPROVAL_SECRET", err)
 	}
-	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-1-A1-1-abc", "SLACK_BOT_TOKEN": "xoxb-1-placeholder", "APPROVAL_SECRET": strings.Repeat("k", 32)})
+	setEnv(t, map[string]string{"SLACK_APP_TOKEN": "xapp-placeholder-app-token", "SLACK_BOT_TOKEN": "xoxb-1-placeholder", "APPROVAL_SECRET": strings.Repeat("k", 32)})
 	if _, err := LoadServe(); err != nil {
 		t.Fatalf("LoadServe with a valid environment: %v", err)
 	}

@@ -4,13 +4,13 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kelseyhightower/envconfig"
 )
 
 // Errors is every problem of a configuration, each naming its variable.
@@ -54,10 +54,12 @@ func settingOf(err error) string {
 }
 
 // decodeEnv sets every field of c from its variable (the envconfig tag),
-// or its default (the default tag) when the variable is unset. A value it
-// cannot read leaves the default and becomes one error naming the variable
-// and the kind of value wanted; every variable is read, so all such errors
-// come at once.
+// or its default (the default tag) when the variable is unset, with
+// envconfig (github.com/kelseyhightower/envconfig). envconfig stops at the
+// first value it cannot read, so each setting is read on its own, as a
+// struct of that one field with its tags: a value it cannot read leaves
+// the default and becomes one error naming the variable and the kind of
+// value wanted, and every variable is read, so all such errors come at once.
 func decodeEnv(c *Config) Errors {
 	var errs Errors
 	v := reflect.ValueOf(c).Elem()
@@ -68,58 +70,43 @@ func decodeEnv(c *Config) Errors {
 		if name == "" {
 			continue
 		}
-		def := f.Tag.Get("default")
-		if def != "" {
-			if err := setField(v.Field(i), def); err != nil {
+		value, err := readSetting(f, f.Tag)
+		if err != nil {
+			raw, _ := os.LookupEnv(name)
+			errs = append(errs, fmt.Errorf("%s %q: %s", name, raw, wanted(f.Type)))
+			def := f.Tag.Get("default")
+			if value, err = readSetting(f, reflect.StructTag(fmt.Sprintf("envconfig:%q default:%q", unsetName, def))); err != nil {
 				panic(fmt.Sprintf("config: the default of %s, %q, does not parse: %v", name, def, err))
 			}
 		}
-		raw, set := os.LookupEnv(name)
-		if !set {
-			continue
-		}
-		if err := setField(v.Field(i), raw); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", name, raw, err))
-		}
+		v.Field(i).Set(value)
 	}
 	return errs
 }
 
-// durationType is time.Duration, which is an int64 to reflect.
-var durationType = reflect.TypeFor[time.Duration]()
+// unsetName is a variable name no environment holds (a name cannot
+// contain '='): a setting read under it gets its default.
+const unsetName = "=DEFAULT"
 
-// setField parses raw into field by its type. Its errors say what is
-// wanted in words, never Go type names.
-func setField(field reflect.Value, raw string) error {
-	switch {
-	case field.Type() == durationType:
-		d, err := time.ParseDuration(strings.TrimSpace(raw))
-		if err != nil {
-			return errors.New("want a duration such as 30s, 5m or 1h30m")
-		}
-		field.SetInt(int64(d))
-	case field.Kind() == reflect.String:
-		field.SetString(raw)
-	case field.Kind() == reflect.Bool:
-		b, err := strconv.ParseBool(strings.TrimSpace(raw))
-		if err != nil {
-			return errors.New("want true or false")
-		}
-		field.SetBool(b)
-	case field.Kind() == reflect.Int || field.Kind() == reflect.Int64:
-		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		if err != nil {
-			return errors.New("want a whole number")
-		}
-		field.SetInt(n)
-	case field.Kind() == reflect.Slice && field.Type().Elem().Kind() == reflect.String:
-		var list []string
-		if raw != "" {
-			list = strings.Split(raw, ",")
-		}
-		field.Set(reflect.ValueOf(list))
-	default:
-		panic("config: no parser for a field of type " + field.Type().String())
+// readSetting reads field f with tags tag from the environment.
+func readSetting(f reflect.StructField, tag reflect.StructTag) (reflect.Value, error) {
+	one := reflect.New(reflect.StructOf([]reflect.StructField{{Name: f.Name, Type: f.Type, Tag: tag}}))
+	if err := envconfig.Process("", one.Interface()); err != nil {
+		return reflect.Value{}, err
 	}
-	return nil
+	return one.Elem().Field(0), nil
+}
+
+// wanted says in words what kind of value a setting of type t takes (never
+// a Go type name).
+func wanted(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return "want a duration such as 30s, 5m or 1h30m"
+	case t.Kind() == reflect.Bool:
+		return "want true or false"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		return "want a whole number"
+	}
+	return "not a value this setting takes"
 }

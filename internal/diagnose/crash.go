@@ -26,13 +26,15 @@ import (
 var (
 	// startBanners are printed once when a Kafka process (or its
 	// container's entrypoint) starts: log4j's controller MBean
-	// registration (kafka.utils.Log4jControllerRegistration, every
-	// version), KafkaServer's and KafkaRaftServer's start lines,
+	// registration (kafka.utils.Log4jControllerRegistration up to 4.3,
+	// "Registered kafka:type=kafka.Log4jController MBean"; 4.4.0's
+	// org.apache.kafka.server.logger.Log4jControllerRegistration puts the
+	// name in backquotes, as the fault lab's recordings show), KafkaServer's and KafkaRaftServer's start lines,
 	// AppInfoParser's "Kafka version" (also printed by clients a broker
 	// creates: a banner in the middle of a run only shortens the run
 	// read), the KafkaConfig dump's header, and the entrypoints of
 	// Bitnami, Confluent and Strimzi.
-	startBanners = []string{"Log4jController MBean", "starting (kafka.server.KafkaServer)", "Kafka Server starting",
+	startBanners = []string{"Log4jController MBean", "Log4jController` MBean", "starting (kafka.server.KafkaServer)", "Kafka Server starting",
 		"Kafka version: ", "Kafka version : ", "KafkaConfig values:", "Welcome to the Bitnami kafka container",
 		"** Starting Kafka setup **", "===> Launching kafka", "Starting Kafka with configuration:"}
 
@@ -136,6 +138,10 @@ type crashReading struct {
 	// exception chain: what an excerpt without a terminal event shows. It
 	// names a class, never an automated remedy.
 	lastError *terminalEvent
+	// dirFailures are the run's ERROR records of Kafka's
+	// LogDirFailureChannel, in log order: maybeAddOfflineLogDir is where
+	// every log dir goes offline, and it logs why (see dirfailure.go).
+	dirFailures []terminalEvent
 	// excerpt is the first line of a log that holds no record before it
 	// (a pasted exception or message, without time or level): what an
 	// excerpt shows when it has neither a terminal event nor an error
@@ -384,6 +390,9 @@ func (t *logTail) readCrash() crashReading {
 		ev, j := readEvent(lines, nums, i, kind)
 		if kind != "" {
 			c.events = append(c.events, ev)
+		}
+		if isError && isDirFailure(&ev) {
+			c.dirFailures = append(c.dirFailures, ev)
 		}
 		if isError && len(ev.chain) > 0 && !c.lastError.sameFaultCascade(&ev) {
 			last := ev

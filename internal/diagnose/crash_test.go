@@ -108,3 +108,25 @@ func TestSameFaultCascade(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryReleasesBannerStartsARun: the log4j controller registration
+// each release prints first (4.4.0 puts the MBean's name in backquotes)
+// begins a run, so of two runs of the lab's recordings one after the
+// other, the second is the one read (its first line is its only banner).
+func TestEveryReleasesBannerStartsARun(t *testing.T) {
+	for _, v := range []string{"3.7.2", "3.9.2", "4.0.2", "4.4.0"} {
+		t.Run(v, func(t *testing.T) {
+			first := readLog(t, "testdata/faultlab/"+v+"/corrupt-recovery-checkpoint.log")
+			second := readLog(t, "testdata/faultlab/"+v+"/torn-recovery-checkpoint.log")
+			lines := strings.Split(strings.TrimSuffix(first, "\n")+"\n"+second, "\n")
+			var tail logTail
+			for i, l := range lines {
+				tail.add(i+1, []byte(l))
+			}
+			want := strings.Count(strings.TrimSuffix(first, "\n"), "\n") + 2
+			if got := tail.readCrash().runStart; got != want {
+				t.Errorf("the last run starts at line %d, want %d (the second recording's first line: %s)", got, want, lines[want-1])
+			}
+		})
+	}
+}

@@ -237,9 +237,17 @@ func (sc *scan) build(r *compiledRule, st *ruleState, s *Snapshot, role Role, ro
 		}
 	}
 	if allowed {
-		if why := terminalVeto(r, st, s, crash); why != "" {
+		why, tie := terminalVeto(r, st, s, crash)
+		switch {
+		case why != "":
 			allowed = false
 			notes = append(notes, why)
+		case tie != nil:
+			// The halt names the log dir: quote it with the file's lines.
+			notes = append(notes, tie.note())
+			if len(f.Evidence) < MaxEvidenceLines && !slices.Contains(f.Evidence, tie.halt.text) {
+				f.Evidence = append(f.Evidence, tie.halt.text)
+			}
 		}
 	}
 	switch {
@@ -339,26 +347,28 @@ func capByTermination(f *Finding, end *Termination) {
 }
 
 // terminalVeto says why an automated remedy read from the log must be
-// left to a person ("" when nothing vetoes it): the line that names the
-// remedy's target is not in the exception chain of the terminal event of
-// the log's last run (so it may be quoted text, or an error Kafka
+// left to a person (why is "" when nothing vetoes it): the line that names
+// the remedy's target is not in the exception chain of the terminal event
+// of the log's last run (so it may be quoted text, or an error Kafka
 // survived), that run ends with several distinct fatal causes, the log
 // names different targets, or the container's termination is not a Kafka
-// fatal exit.
-func terminalVeto(r *compiledRule, st *ruleState, s *Snapshot, crash *crashReading) string {
+// fatal exit. One shape stands in for the chain: move-checkpoint-file
+// after a log dir failure halt the run ties to that file
+// (crashReading.checkpointTie), returned as tie.
+func terminalVeto(r *compiledRule, st *ruleState, s *Snapshot, crash *crashReading) (why string, tie *checkpointTie) {
 	if end := lastTermination(s); end != nil && (end.ExitCode != 1 || end.Reason == "OOMKilled") {
 		return fmt.Sprintf("Not automated: the container's last run ended with exit code %d (%s), not with the exit code 1 of Kafka's fatal exits, "+
-			"so this error is not what stopped the process.", end.ExitCode, end.Reason)
+			"so this error is not what stopped the process.", end.ExitCode, end.Reason), nil
 	}
 	term := crash.terminal()
 	if term == nil {
 		return "Not automated: the end of the log shows no terminal event after the last start of the process (a Kafka fatal exit such as " +
 			"\"Encountered fatal fault\" or \"Fatal error during ... startup\" with its exception), so the bot cannot tell that this error is " +
-			"where the process ended."
+			"where the process ended.", nil
 	}
 	if causes := crash.causes(); len(causes) > 1 {
 		return fmt.Sprintf("Not automated: the last run ends with %d distinct fatal causes (%s); a person decides which one to repair.",
-			len(causes), strings.Join(causes, ", "))
+			len(causes), strings.Join(causes, ", ")), nil
 	}
 	line := st.lastLine
 	switch {
@@ -367,14 +377,23 @@ func terminalVeto(r *compiledRule, st *ruleState, s *Snapshot, crash *crashReadi
 	case r.Remedy.Automated.TargetFrom != "":
 		line = st.targetLine
 		if st.targetSets > 1 {
-			return "Not automated: the log names more than one target for this repair; a person decides."
+			return "Not automated: the log names more than one target for this repair; a person decides.", nil
 		}
 	}
-	if !crash.inChain(line) {
-		return fmt.Sprintf("Not automated: the line that names this repair (line %d) is not part of the exception chain of the terminal event "+
-			"(line %d: %s), so it may be text quoted in another message or an error the process survived.", line, term.line, shorten(term.text, 160))
+	if crash.inChain(line) {
+		return "", nil
 	}
-	return ""
+	if r.Remedy.Automated.Action == ActionMoveCheckpointFile {
+		t, why := crash.checkpointTie(st.lastTarget, line)
+		switch {
+		case t != nil:
+			return "", t
+		case why != "":
+			return "Not automated: " + why, nil
+		}
+	}
+	return fmt.Sprintf("Not automated: the line that names this repair (line %d) is not part of the exception chain of the terminal event "+
+		"(line %d: %s), so it may be text quoted in another message or an error the process survived.", line, term.line, shorten(term.text, 160)), nil
 }
 
 // shorten cuts s to at most n bytes (on a rune boundary), marking the cut.

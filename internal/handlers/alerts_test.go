@@ -251,7 +251,7 @@ func TestAlertBanners(t *testing.T) {
 			}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
-			msg, details := alertnotify.RenderAlert(alertSide{b}, "", a, alertChan, now)
+			msg, details := alertnotify.RenderAlert(context.Background(), alertSide{b}, "", a, alertChan, now)
 			blocks := append(msg.Blocks, details.Blocks...)
 			if p := validateBlocks(blocks); len(p) > 0 {
 				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))

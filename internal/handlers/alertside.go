@@ -41,6 +41,12 @@ func (s alertSide) InCluster(cluster, path string) string {
 	return s.b.inCluster(m, path)
 }
 
+// KafkaView reads Kafka's own view for the alert's card.
+func (s alertSide) KafkaView(ctx context.Context, cluster string, snap diagnose.Snapshot) slackview.KafkaView {
+	m, _ := s.b.clusters.Named(cluster)
+	return kafkaView(ctx, m, snap)
+}
+
 // Offer signs the Approve / Reject buttons of the alert's finding.
 func (s alertSide) Offer(cluster string, snap diagnose.Snapshot, f diagnose.Finding, requester, channel, team string, now time.Time) (string, time.Time) {
 	return s.b.offer(cluster, snap, f, requester, channel, team, now)
@@ -68,6 +74,15 @@ func (s alertSide) Logger() *slog.Logger { return s.b.log }
 
 // Now is the bot's clock.
 func (s alertSide) Now() time.Time { return s.b.clock() }
+
+// kafkaView reads Kafka's own view of snap's cluster for a card of m that
+// offers Approve; the zero view when m has no KafkaView.
+func kafkaView(ctx context.Context, m *member, snap diagnose.Snapshot) slackview.KafkaView {
+	if m == nil || m.KafkaView == nil {
+		return slackview.KafkaView{}
+	}
+	return m.KafkaView(ctx, snap)
+}
 
 // offer signs the Approve / Reject buttons of finding f of snap, asked by
 // requester in channel, and returns the token and when it expires; on a

@@ -4,12 +4,14 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/command"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
@@ -57,6 +59,11 @@ type ClusterOptions struct {
 	// Options.Approvers (which stays the default for clusters without a
 	// list of their own).
 	Approvers []string
+	// KafkaView, when set, reads Kafka's own view of a broker's cluster
+	// for a card that offers Approve (bot serve: the repair gate's
+	// BeforeMove, bounded by a short timeout); nil means no Kafka
+	// bootstrap address is configured, and the card says so.
+	KafkaView func(ctx context.Context, s diagnose.Snapshot) slackview.KafkaView
 }
 
 // Errors the ResolvePod of a ClusterReader of several wraps to say the

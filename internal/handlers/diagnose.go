@@ -119,6 +119,7 @@ func (b *Bot) postDiagnosis(ctx context.Context, d *sharedDiagnosis, s slashRequ
 	now := b.clock()
 	view := slackview.Diagnosis{ClusterName: m.Name, Snapshot: snap, Findings: findings, Requester: s.User, Now: now}
 	if len(findings) > 0 && slackview.Repairable(snap, findings[0]) {
+		view.Kafka = kafkaView(ctx, m, snap)
 		view.Token, view.ExpiresAt = b.offer(m.Name, snap, findings[0], s.User, s.Channel, s.Team, now)
 	}
 	msg := view.Message()

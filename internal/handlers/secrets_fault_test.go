@@ -39,7 +39,7 @@ func (r leakyRepairer) Repair(ctx context.Context, _ recovery.Request, rep recov
 func TestFaultSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
 	const (
-		appToken = "xapp-1-FAKE-42-appleveltokenvaluedonotleak"
+		appToken = "xapp-placeholder-app-token-do-not-leak"
 		botToken = "xoxb-fake-4242-bottokenvaluedonotleak"
 	)
 	secret := []byte("approval-secret-value-do-not-leak-0123456789")

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 // SecretReader reads a Secret's data (in `bot serve`, from its mount in
@@ -55,10 +57,21 @@ func (g *Gate) decide(ctx context.Context, namespace, cluster, nodeID string, ru
 	}
 	cl, err := Dial(s)
 	if err != nil {
-		return Decision{Verdict: Defer, Line: err.Error()}, true
+		return Decision{Verdict: Defer, Line: redact(err.Error(), s.Password)}, true
 	}
 	defer cl.Close()
-	return rule(cl.Read(ctx), int32(id)), true
+	d := rule(cl.Read(ctx), int32(id))
+	d.Line = redact(d.Line, s.Password)
+	return d, true
+}
+
+// redact hides the SASL password in a decision's line: the line quotes
+// brokers' answers, and a hostile or broken broker may echo it.
+func redact(line, password string) string {
+	if password == "" {
+		return line
+	}
+	return strings.ReplaceAll(line, password, logging.Redacted)
 }
 
 // settings builds the connection settings of an access, reading its

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
+	"github.com/kafka-chatops/kafkabot/internal/logging"
 )
 
 func TestGateSettings(t *testing.T) {
@@ -67,5 +68,18 @@ func TestGateMatching(t *testing.T) {
 	d, configured := g.BeforeMove(context.Background(), "kafka", "prod", "")
 	if !configured || d.Verdict != Defer || !strings.Contains(d.Line, "node.id is not known") {
 		t.Errorf("unknown node id: %v %+v", configured, d)
+	}
+}
+
+// TestRedactPassword: a decision's line quotes brokers' answers; a broker
+// that echoes the SASL password gets it hidden.
+func TestRedactPassword(t *testing.T) {
+	for _, tt := range []struct{ line, password, want string }{
+		{"SASL authentication failed for bot:hunter2-pw (bad)", "hunter2-pw", "SASL authentication failed for bot:" + logging.Redacted + " (bad)"},
+		{"quorum: leader 1", "", "quorum: leader 1"},
+	} {
+		if got := redact(tt.line, tt.password); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.line, got, tt.want)
+		}
 	}
 }

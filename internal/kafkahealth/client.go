@@ -21,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 )
 
 // SASL mechanisms Settings accepts.
@@ -109,6 +111,7 @@ func Dial(s Settings) (*Client, error) {
 		kgo.RequestRetries(2),
 		kgo.RetryTimeout(s.timeout()),
 		kgo.MetadataMinAge(time.Second),
+		kgo.WithHooks(requestCounter{}),
 	}
 	if s.TLS {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.ServerName}
@@ -129,6 +132,19 @@ func Dial(s Settings) (*Client, error) {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
 	return &Client{cl: cl, adm: kadm.NewClient(cl), timeout: s.timeout()}, nil
+}
+
+// requestCounter counts every request written to a broker in
+// metrics.KafkaRequests, so an operator sees what the bot asks of Kafka.
+type requestCounter struct{}
+
+// OnBrokerWrite implements kgo.HookBrokerWrite.
+func (requestCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	metrics.KafkaRequests.WithLabelValues(kmsg.NameForKey(key), outcome).Inc()
 }
 
 func mechanism(s Settings) sasl.Mechanism {

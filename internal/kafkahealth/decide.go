@@ -121,7 +121,7 @@ func quorumPart(d *decider, v *View) {
 	need := (len(q.Voters) + 2) / 2
 	if caught < need {
 		d.add(Fail, "quorum: leader %d, only %d/%d voters caught up (need %d; behind: %s)",
-			q.LeaderID, caught, len(q.Voters), need, strings.Join(behind, ", "))
+			q.LeaderID, caught, len(q.Voters), need, list(behind, 5))
 		return
 	}
 	d.add(Pass, "quorum: leader %d, %d/%d voters caught up", q.LeaderID, caught, len(q.Voters))
@@ -156,7 +156,7 @@ func otherBrokersPart(d *decider, v *View, broker int32) {
 		if !v.FencedListed {
 			what = "not registered or fenced"
 		}
-		d.add(Fail, "brokers: %s %s too: one broker at a time", strings.Join(down, ", "), what)
+		d.add(Fail, "brokers: %s %s too: one broker at a time", list(down, 5), what)
 		return
 	}
 	d.add(Pass, "brokers: no other fenced")
@@ -279,12 +279,18 @@ func minISRPart(d *decider, v *View, broker int32) {
 	d.add(Pass, "no partition under min.insync.replicas because of broker %d", broker)
 }
 
+// ids lists the first five replicas' ids and counts the rest.
 func ids(rs []Replica) string {
-	s := make([]string, len(rs))
-	for i, r := range rs {
+	shown := rs[:min(len(rs), 5)]
+	s := make([]string, len(shown))
+	for i, r := range shown {
 		s[i] = fmt.Sprint(r.ID)
 	}
-	return "[" + strings.Join(s, ",") + "]"
+	more := ""
+	if n := len(rs) - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return "[" + strings.Join(s, ",") + more + "]"
 }
 
 // list joins at most n items and says how many more there are.

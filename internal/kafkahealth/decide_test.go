@@ -177,3 +177,35 @@ func TestSettingsValidate(t *testing.T) {
 		t.Error("Dial accepted a CA certificate that is not PEM")
 	}
 }
+
+// TestBeforeMoveHugeCluster: a huge or hostile answer (thousands of
+// partitions the broker alone holds in sync, with long names, thousands
+// of fenced brokers, voters behind) still gives one bounded line that
+// names a few and counts the rest (the card escapes and cuts it further,
+// internal/slackview).
+func TestBeforeMoveHugeCluster(t *testing.T) {
+	v := healthy()
+	name := strings.Repeat("<!channel>*x*", 19) // 247 characters: Kafka's longest topic name is 249
+	for i := range 5000 {
+		v.Partitions = append(v.Partitions, Partition{Topic: name, Partition: int32(i), Leader: 4, Replicas: []int32{4, 5}, ISR: []int32{4}})
+	}
+	for id := int32(1000); id < 4000; id++ {
+		v.Brokers = append(v.Brokers, Broker{ID: id, Fenced: true})
+	}
+	for id := int32(10); id < 3000; id++ {
+		v.Quorum.Voters = append(v.Quorum.Voters, Replica{ID: id, LastCaughtUpTimestamp: -1})
+	}
+	d := BeforeMove(v, 4)
+	if d.Verdict != Fail {
+		t.Errorf("verdict %v, want fail", d.Verdict)
+	}
+	for _, want := range []string{"(need 1497; behind: 10, 11, 12, 13, 14 and 2985 more)", "brokers: 1000, 1001, 1002, 1003, 1004 and 2995 more fenced too",
+		"and 4995 more: its copy is the only complete one"} {
+		if !strings.Contains(d.Line, want) {
+			t.Errorf("the line does not say %q", want)
+		}
+	}
+	if n := len(d.Line); n > 2000 {
+		t.Errorf("the line is %d bytes long, want a bounded line:\n%.300s…", n, d.Line)
+	}
+}

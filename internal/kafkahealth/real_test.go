@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kafka-chatops/kafkabot/internal/metrics"
 )
 
 const testTopic = "orders"
@@ -71,7 +75,11 @@ func TestKafkaRealCluster(t *testing.T) {
 	b1, b2, b3 := c.brokers[0], c.brokers[1], c.brokers[2]
 
 	ok := t.Run("healthy", func(t *testing.T) {
+		quorumReads := testutil.ToFloat64(metrics.KafkaRequests.WithLabelValues("DescribeQuorum", "ok"))
 		v := cl.Read(context.Background())
+		if got := testutil.ToFloat64(metrics.KafkaRequests.WithLabelValues("DescribeQuorum", "ok")) - quorumReads; got != 1 {
+			t.Errorf("kafkabot_kafka_requests_total{request=DescribeQuorum,outcome=ok} rose by %v in one Read, want 1", got)
+		}
 		if !v.FencedListed {
 			t.Errorf("Kafka 4.4 answered DescribeCluster below v2: fenced brokers not listed")
 		}

@@ -4,29 +4,21 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
-	fakerest "k8s.io/client-go/rest/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kafka-chatops/kafkabot/internal/testkit/benchutil"
 )
 
 // gateHang bounds a gated read's wait. It only stops a test whose reads
@@ -66,88 +58,20 @@ func (g *readGate) wait(ctx context.Context) error {
 	}
 }
 
-// gatedClientset passes the claim, event and log reads of a fake
-// clientset through gates, outside the fake's lock (which would otherwise
-// serialise them). A nil gate lets the read through.
-type gatedClientset struct {
-	kubernetes.Interface
-	claims, events, logs *readGate
-	log                  []byte
-}
-
-func (g *gatedClientset) CoreV1() corev1client.CoreV1Interface {
-	return &gatedCore{CoreV1Interface: g.Interface.CoreV1(), g: g}
-}
-
-type gatedCore struct {
-	corev1client.CoreV1Interface
-	g *gatedClientset
-}
-
-func (c *gatedCore) Pods(ns string) corev1client.PodInterface {
-	return &gatedPods{PodInterface: c.CoreV1Interface.Pods(ns), g: c.g, ns: ns}
-}
-
-func (c *gatedCore) Events(ns string) corev1client.EventInterface {
-	return &gatedEvents{EventInterface: c.CoreV1Interface.Events(ns), g: c.g}
-}
-
-func (c *gatedCore) PersistentVolumeClaims(ns string) corev1client.PersistentVolumeClaimInterface {
-	return &gatedClaims{PersistentVolumeClaimInterface: c.CoreV1Interface.PersistentVolumeClaims(ns), g: c.g}
-}
-
-func pass(ctx context.Context, g *readGate) error {
-	if g == nil {
-		return nil
-	}
-	return g.wait(ctx)
-}
-
-type gatedClaims struct {
-	corev1client.PersistentVolumeClaimInterface
-	g *gatedClientset
-}
-
-func (c *gatedClaims) Get(ctx context.Context, name string, o metav1.GetOptions) (*corev1.PersistentVolumeClaim, error) {
-	if err := pass(ctx, c.g.claims); err != nil {
-		return nil, err
-	}
-	return c.PersistentVolumeClaimInterface.Get(ctx, name, o)
-}
-
-type gatedEvents struct {
-	corev1client.EventInterface
-	g *gatedClientset
-}
-
-func (e *gatedEvents) List(ctx context.Context, o metav1.ListOptions) (*corev1.EventList, error) {
-	if err := pass(ctx, e.g.events); err != nil {
-		return nil, err
-	}
-	return e.EventInterface.List(ctx, o)
-}
-
-type gatedPods struct {
-	corev1client.PodInterface
-	g  *gatedClientset
-	ns string
-}
-
-// GetLogs serves g.log through client-go's REST stream path, after the gate.
-func (p *gatedPods) GetLogs(name string, opts *corev1.PodLogOptions) *rest.Request {
-	client := &fakerest.RESTClient{
-		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-		GroupVersion:         corev1.SchemeGroupVersion,
-		VersionedAPIPath:     fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/log", p.ns, name),
-		Client: fakerest.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-			if err := pass(req.Context(), p.g.logs); err != nil {
-				return nil, err
+// gatedView is the bot's clientset over the seed objects whose claim,
+// event and log reads each pass the gate given for them (nil: not held),
+// outside the fake's lock (which would otherwise serialise them).
+func gatedView(claims, events, logs *readGate, log string) *benchutil.View {
+	gates := map[string]*readGate{"persistentvolumeclaims": claims, "events": events, "pods/log": logs}
+	return benchutil.NewView(fake.NewClientset(inspSeedObjects()...).Tracker(), benchutil.ViewOptions{
+		Logs: benchutil.TextLogs(log),
+		Before: func(ctx context.Context, resource string) error {
+			if g := gates[resource]; g != nil {
+				return g.wait(ctx)
 			}
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"text/plain"}},
-				Body: io.NopCloser(bytes.NewReader(p.g.log))}, nil
-		}),
-	}
-	return client.Request()
+			return nil
+		},
+	})
 }
 
 // TestInspectReadsAtOnce holds the claim, event and log reads until all
@@ -156,7 +80,7 @@ func (p *gatedPods) GetLogs(name string, opts *corev1.PodLogOptions) *rest.Reque
 func TestInspectReadsAtOnce(t *testing.T) {
 	crash := inspReadCrashLog(t)
 	gate := newReadGate(3)
-	cs := &gatedClientset{Interface: fake.NewClientset(inspSeedObjects()...), claims: gate, events: gate, logs: gate, log: crash}
+	cs := gatedView(gate, gate, gate, string(crash))
 	opts := Options{Namespaces: []string{"kafka"}, LogTailBytes: 64 << 10, LogTailLines: 500}
 	got, err := New(cs, opts).Inspect(context.Background(), "kafka", "foobar-kafka-broker-0")
 	if err != nil {
@@ -185,10 +109,9 @@ func TestInspectReadsAtOnce(t *testing.T) {
 // hang guard's error, which it would get if nothing cancelled them).
 func TestInspectFailedReadCancelsTheOthers(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New(`cannot list resource "events"`))
-	base := fake.NewClientset(inspSeedObjects()...)
-	base.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
 	never := newReadGate(99) // never opens: only cancellation (or the hang guard) ends these reads
-	cs := &gatedClientset{Interface: base, claims: never, logs: never, log: []byte("x\n")}
+	cs := gatedView(never, nil, never, "x\n")
+	cs.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
 	_, err := New(cs, Options{Namespaces: []string{"kafka"}}).Inspect(context.Background(), "kafka", "foobar-kafka-broker-0")
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("Inspect error = %v, want the events' Forbidden", err)
@@ -202,7 +125,7 @@ func TestInspectFailedReadCancelsTheOthers(t *testing.T) {
 // says so (a cancellation, not something made up).
 func TestInspectCallerCancelled(t *testing.T) {
 	never := newReadGate(99)
-	cs := &gatedClientset{Interface: fake.NewClientset(inspSeedObjects()...), claims: never, events: never, logs: never, log: []byte("x\n")}
+	cs := gatedView(never, never, never, "x\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {

@@ -24,7 +24,7 @@ import (
 func TestLoggerRedactsSecretsEverywhere(t *testing.T) {
 	const approvalSecret = "approval-secret-0123456789abcdef0123456789"
 	const botToken = "xoxb-placeholder-bot-token"
-	const unknownToken = "xapp-1-A0TEST-99-deadbeef"
+	const unknownToken = "xapp-placeholder-unknown-token"
 	for _, format := range []string{"json", "text"} {
 		var buf bytes.Buffer
 		log := New(&buf, format, slog.LevelDebug, NewRedactor(approvalSecret, botToken, ""))

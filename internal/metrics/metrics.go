@@ -73,6 +73,14 @@ var (
 		Name: "kafkabot_repairs_enabled",
 		Help: "1 where the admission self-check lets repairs run (the policy enforced, or its absence acknowledged), 0 where repairs are disabled; by cluster and Kafka namespace.",
 	}, []string{"cluster", "namespace"})
+	// KafkaRequests counts the requests the bot sent to Kafka brokers (its
+	// own view of health: DescribeQuorum, Metadata, DescribeCluster,
+	// DescribeConfigs, and the client's ApiVersions and SASL handshakes),
+	// by request name and outcome (ok, error).
+	KafkaRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kafkabot_kafka_requests_total",
+		Help: "Requests written to Kafka brokers over the Kafka protocol, by request and outcome.",
+	}, []string{"request", "outcome"})
 	// QueueWaiting is the commands and clicks waiting for a worker.
 	QueueWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kafkabot_queue_waiting",
@@ -82,7 +90,7 @@ var (
 
 func init() {
 	Registry.MustRegister(Commands, AckLatency, Diagnoses, Repairs, RepairStepDuration, Alerts,
-		SlackAPIErrors, SocketModeConnected, SocketModeReconnects, QueueWaiting, RepairsEnabled, sweeps,
+		SlackAPIErrors, SocketModeConnected, SocketModeReconnects, KafkaRequests, QueueWaiting, RepairsEnabled, sweeps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 

@@ -6,14 +6,17 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/kafkahealth"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
+	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
 // KafkaSecretsDir is where the bot's pod mounts the Secrets that Kafka
@@ -84,4 +87,49 @@ func check(d kafkahealth.Decision, configured bool) recovery.KafkaCheck {
 		v = recovery.KafkaFail
 	}
 	return recovery.KafkaCheck{Verdict: v, Line: d.Line}
+}
+
+// cardKafkaTimeout bounds the read of Kafka's own view for a card with
+// Approve: a slow or unreachable cluster delays the card by at most this.
+const cardKafkaTimeout = 5 * time.Second
+
+// cardKafkaView reads Kafka's own view of a broker's cluster for a card
+// with Approve: the repair gate's BeforeMove (the check Approve runs
+// again), once, within timeout. A read that fails, panics or does not
+// answer in time is an unclear view on the card, never a crash or a long
+// wait; a read still running then ends with its cancelled context.
+func cardKafkaView(kh recovery.KafkaHealth, timeout time.Duration, log *slog.Logger) func(context.Context, diagnose.Snapshot) slackview.KafkaView {
+	return func(ctx context.Context, s diagnose.Snapshot) slackview.KafkaView {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		got := make(chan recovery.KafkaCheck, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					log.Error("reading Kafka's view for a card panicked", "namespace", s.Namespace, "pod", s.Pod, "panic", fmt.Sprint(r))
+					got <- recovery.KafkaCheck{Verdict: recovery.KafkaDefer, Line: "reading Kafka's view failed unexpectedly (see the bot's log)"}
+				}
+			}()
+			got <- kh.BeforeMove(ctx, s)
+		}()
+		select {
+		case c := <-got:
+			return cardView(c)
+		case <-ctx.Done():
+			return slackview.KafkaView{Outcome: slackview.KafkaDefer, Line: fmt.Sprintf("Kafka did not answer within %s", timeout)}
+		}
+	}
+}
+
+// cardView is a gate check in the card's words (slackview).
+func cardView(c recovery.KafkaCheck) slackview.KafkaView {
+	switch c.Verdict {
+	case recovery.KafkaPass:
+		return slackview.KafkaView{Outcome: slackview.KafkaPass, Line: c.Line}
+	case recovery.KafkaFail:
+		return slackview.KafkaView{Outcome: slackview.KafkaFail, Line: c.Line}
+	case recovery.KafkaDefer:
+		return slackview.KafkaView{Outcome: slackview.KafkaDefer, Line: c.Line}
+	}
+	return slackview.KafkaView{Outcome: slackview.KafkaNotChecked}
 }

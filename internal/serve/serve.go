@@ -225,6 +225,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Namespaces: namespaces, LogTailBytes: cfg.LogTailBytes, LogTailLines: cfg.LogTailLines, Selector: cfg.KafkaSelector,
 			AllowRootBroker: cfg.AllowRootBroker, DebugImage: cfg.DebugImage,
 		})
+		kafka := kafkaGate(c.Kafka, KafkaSecretsDir)
 		repairer := recovery.NewRepairer(client, engine, recovery.RepairOptions{
 			DebugImage: cfg.DebugImage,
 			RecordKey:  []byte(cfg.ApprovalSecret),
@@ -237,7 +238,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Identity:    opts.Identity,
 			Logger:      clog,
 			Gates: recovery.GateOptions{AllowNoVisibleController: cfg.RepairWithoutVisibleController,
-				Kafka: kafkaGate(c.Kafka, KafkaSecretsDir), KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
+				Kafka: kafka, KafkaCatchUpTimeout: cfg.KafkaCatchUpTimeout},
 
 			AllowRootBroker: cfg.AllowRootBroker,
 		})
@@ -249,6 +250,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Name: c.Name, Reader: client, Repairer: sc.guard, Resumer: sc.guard, RepairNotice: sc.guard.Notice,
 			Decisions: client.Decisions([]byte(cfg.ApprovalSecret)), Escalations: escalation.NewSlack(client), ApprovalChannels: c.ApprovalChannels,
 			Approvers: c.Approvers,
+		}
+		if kafka != nil {
+			// The card shows, before Approve, what the gate will ask.
+			member.KafkaView = cardKafkaView(kafka, cardKafkaTimeout, clog)
 		}
 		sc.guard.SetCluster(c.Name)
 		if opts.ResumeRetryBase > 0 {

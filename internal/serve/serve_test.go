@@ -13,7 +13,6 @@ import (
 
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
-	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
@@ -46,12 +45,7 @@ func TestHangingClusterHoldsNothingBack(t *testing.T) {
 	a := testenv.Start(t)
 	ns := a.KafkaNamespace(t, "serve-a", nil)
 	b := testenv.StartHanging(t, testenv.HangOptions{})
-	emu, err := slackemu.New(slackemu.Options{PingInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emu.Close)
-	logs := &logging.Buffer{}
+	emu, logs := startEmulator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	server, err := New(ctx, Options{
@@ -64,26 +58,10 @@ func TestHangingClusterHoldsNothingBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("bot log:\n%s", logs.String())
-		}
-	}()
+	runUntilCleanup(t, cancel, func() error { return server.Run(ctx) }, logs)
 	wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
 	defer wcancel()
-	for !server.Bot().Connected() {
-		select {
-		case <-wctx.Done():
-			t.Fatal("the bot never connected")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	waitConnected(wctx, t, server.Bot().Connected)
 	ask := func(text, want string) string {
 		t.Helper()
 		seen := len(emu.Ephemerals(channel, requester))

@@ -57,12 +57,7 @@ func TestSweepWithoutBotNamespaceSaysWhy(t *testing.T) {
 	nsA := a.KafkaNamespace(t, "serve-stall-a", nil)
 	b := testenv.StartSecond(t)
 	nsB := b.KafkaNamespace(t, "serve-stall-b", nil)
-	emu, err := slackemu.New(slackemu.Options{PingInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emu.Close)
-	logs := &logging.Buffer{}
+	emu, logs := startEmulator(t)
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	logging.RouteKlog(log) // client-go's retries are counted below
 	t.Cleanup(klog.ClearLogger)
@@ -81,17 +76,7 @@ func TestSweepWithoutBotNamespaceSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("bot log:\n%s", logs.String())
-		}
-	}()
+	runUntilCleanup(t, cancel, func() error { return server.Run(ctx) }, logs)
 	wctx, wcancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer wcancel()
 	waitLog := func(what string, cond func() bool) {

@@ -35,7 +35,12 @@ type Diagnosis struct {
 	// Requester SweepRequester): the zero value is the health sweep.
 	Source Source
 	// Token is the signed approval for Findings[0]; empty means no buttons.
-	Token     string
+	Token string
+	// Kafka is Kafka's own view of the broker's cluster, read just before
+	// a card with buttons was posted; the card shows it in one line above
+	// the buttons (the zero value says it was not checked). Ignored
+	// without Token: a diagnosis that offers no repair does not ask Kafka.
+	Kafka     KafkaView
 	ExpiresAt time.Time
 	Now       time.Time
 }
@@ -71,8 +76,9 @@ func (d Diagnosis) Verdict() string {
 }
 
 // Message is the top-level diagnosis message: header, one line of cause,
-// one line of the decision asked of the reader, the compact facts, the
-// status line and the buttons. The rest is in Details.
+// one line of the decision asked of the reader, the compact facts, then,
+// with buttons, Kafka's own view (one line), the status line and the
+// buttons. The rest is in Details.
 func (d Diagnosis) Message() Message {
 	blocks := []slack.Block{
 		Header(d.Level().Icon() + " " + PlainSafe(d.title()) + ": " + PlainSafe(d.Verdict())),
@@ -85,6 +91,7 @@ func (d Diagnosis) Message() Message {
 	if d.Token != "" {
 		f := d.Findings[0]
 		blocks = append(blocks,
+			Section(BlockKafka, d.Kafka.Text()),
 			StatusLine(fmt.Sprintf("⏳ Awaiting approval until %s · %s · details in the thread",
 				Date(d.ExpiresAt, TimeOnly), d.askedBy())),
 			ApprovalActions(d.Token, RepairDescription(d.Snapshot, f)))

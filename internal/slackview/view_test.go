@@ -172,7 +172,9 @@ func TestGoldenViews(t *testing.T) {
 
 // TestLineBudget holds the top-level messages to what an on-call engineer
 // reads in five seconds: at most 8 rendered lines above the buttons and
-// 14 in all, at 1280 px, in every shape the message takes.
+// 14 in all, at 1280 px, in every shape the message takes, plus the lines
+// of Kafka's own view on a card with buttons (issue 23: the card shows it
+// before Approve; at most 2 lines).
 func TestLineBudget(t *testing.T) {
 	manual := seedView()
 	manual.Findings = []diagnose.Finding{seedFinding()}
@@ -191,22 +193,35 @@ func TestLineBudget(t *testing.T) {
 	alert := slackview.Alert{Diagnosis: seedView(), Reason: "CrashLoopBackOff", Detail: "container kafka is in CrashLoopBackOff after 37 restarts",
 		Rule: "metadata-log-offset-mismatch", StartsAt: now,
 		Silence: slack.NewOverflowBlockElement("kafkabot.silencemenu.t", slack.NewOptionBlockObject("1h", slackview.Plain("🔕 Silence pod for 1h"), nil))}
+	kafkaDefer := alert
+	kafkaDefer.Diagnosis.Kafka = slackview.KafkaView{Outcome: slackview.KafkaDefer, Line: strings.Repeat("quorum: DescribeQuorum failed: ", 400)}
 	for name, blocks := range map[string][]slack.Block{
-		"repairable":      seedView().Message().Blocks,
-		"manual runbook":  manual.Message().Blocks,
-		"controller":      controller.Message().Blocks,
-		"no rule matched": unmatched.Message().Blocks,
-		"root broker":     rootBroker.Message().Blocks,
-		"longest names":   longNames.Message().Blocks,
-		"alert":           alert.Message().Blocks,
+		"alert, longest Kafka line": kafkaDefer.Message().Blocks,
+		"repairable":                seedView().Message().Blocks,
+		"manual runbook":            manual.Message().Blocks,
+		"controller":                controller.Message().Blocks,
+		"no rule matched":           unmatched.Message().Blocks,
+		"root broker":               rootBroker.Message().Blocks,
+		"longest names":             longNames.Message().Blocks,
+		"alert":                     alert.Message().Blocks,
 	} {
 		t.Run(name, func(t *testing.T) {
 			l, err := slackemu.LayoutOf(marshal(t, blocks), 1280)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l.AboveActions > 8 || l.Total > 14 {
-				t.Errorf("%d lines above the buttons (budget 8), %d in all (budget 14); per block %v", l.AboveActions, l.Total, l.Lines)
+			kafka := 0
+			for i, b := range blocks {
+				if b.ID() == slackview.BlockKafka {
+					kafka = l.Lines[i]
+				}
+			}
+			if kafka > 2 {
+				t.Errorf("Kafka's view takes %d lines (budget 2)", kafka)
+			}
+			if l.AboveActions-kafka > 8 || l.Total-kafka > 14 {
+				t.Errorf("%d lines above the buttons (budget 8 besides Kafka's view, %d), %d in all (budget 14); per block %v",
+					l.AboveActions, kafka, l.Total, l.Lines)
 			}
 		})
 	}

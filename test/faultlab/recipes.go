@@ -58,6 +58,19 @@ func (s *Session) startBrokerAfterController(props *Props, jvm JVM, texts ...str
 	return s.endedAfter(p, exitTimeout, 5*time.Second, texts...)
 }
 
+// damagedBroker damages the seeded broker's data (stopped) with a shell
+// script, then starts the controller and the broker, which runs until it
+// ends or says it started (then the lab stops it).
+func (s *Session) damagedBroker(script string) (*Proc, error) {
+	if err := s.seeded(); err != nil {
+		return nil, err
+	}
+	if err := s.Shell(script); err != nil {
+		return nil, err
+	}
+	return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+}
+
 // Recipes is the lab: every fault a process can be given, once per
 // release it applies to.
 var Recipes = []Recipe{
@@ -484,15 +497,9 @@ var Recipes = []Recipe{
 		Fault:  "4 KiB in the middle of the partition's log segment are overwritten with garbage and the clean-shutdown marker removed",
 		Expect: `Found invalid messages|Corruption found|CorruptRecordException`,
 		Run: func(s *Session) (*Proc, error) {
-			if err := s.seeded(); err != nil {
-				return nil, err
-			}
 			part := s.Path("broker-data/" + seedTopic + "-0")
-			if err := s.Shell(fmt.Sprintf("head -c 4096 /dev/urandom | dd of=%s/00000000000000000000.log bs=4096 seek=20 conv=notrunc 2>/dev/null; rm -f %s",
-				part, s.Path("broker-data/.kafka_cleanshutdown"))); err != nil {
-				return nil, err
-			}
-			return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+			return s.damagedBroker(fmt.Sprintf("head -c 4096 /dev/urandom | dd of=%s/00000000000000000000.log bs=4096 seek=20 conv=notrunc 2>/dev/null; rm -f %s",
+				part, s.Path("broker-data/.kafka_cleanshutdown")))
 		},
 	},
 	runsOn(checkpointRecipe("corrupt-recovery-checkpoint", "recovery-point-offset-checkpoint"), func(Install) string {
@@ -500,6 +507,24 @@ var Recipes = []Recipe{
 		// catches any error reading the file.
 		return "LogManager WARNs \"resetting the recovery checkpoint to 0\", recovers every segment and runs on"
 	}),
+	{
+		// The torn write the real node sees (test/realnode breakCheckpoint):
+		// the last entry lost its offset. CheckpointFile's reader (3.7.2 ..
+		// 4.4.0) turns a line of the wrong field count into an IOException,
+		// which CheckpointFileWithFailureHandler reports to the
+		// LogDirFailureChannel ("Error while reading checkpoint file",
+		// ERROR) before LogManager WARNs and resets; the dir is then
+		// offline, and ReplicaManager's LogDirFailureHandler halts the
+		// broker ("Shutdown broker because all log dirs in ... have failed").
+		Name: "torn-recovery-checkpoint", Class: "corrupt-checkpoint-file", Role: diagnose.RoleBroker,
+		Fault:  "recovery-point-offset-checkpoint's last line is torn (its offset missing)",
+		Expect: `Malformed line in checkpoint file \[[^]]*recovery-point-offset-checkpoint\]`,
+		Run: func(s *Session) (*Proc, error) {
+			path := s.Path("broker-data/recovery-point-offset-checkpoint")
+			// Drop the last field of the last line, as a write cut short leaves it.
+			return s.damagedBroker(fmt.Sprintf("cat %s && sed -i '$ s/[[:space:]]*[^[:space:]]*$//' %s && cat %s", path, path, path))
+		},
+	},
 	checkpointRecipe("corrupt-replication-checkpoint", "replication-offset-checkpoint"),
 	checkpointRecipe("corrupt-leader-epoch-checkpoint", seedTopic+"-0/leader-epoch-checkpoint"),
 	{
@@ -515,14 +540,8 @@ var Recipes = []Recipe{
 		Fault:  "every snapshot (.checkpoint) in the broker's __cluster_metadata-0 is overwritten with garbage",
 		Expect: `Got exception while starting SharedServer|CorruptRecordException|Could not read`,
 		Run: func(s *Session) (*Proc, error) {
-			if err := s.seeded(); err != nil {
-				return nil, err
-			}
-			if err := s.Shell(fmt.Sprintf("ls %s/*.checkpoint && for f in %s/*.checkpoint; do head -c 512 /dev/urandom | dd of=$f bs=512 seek=1 conv=notrunc 2>/dev/null; done",
-				s.Path("broker-data/__cluster_metadata-0"), s.Path("broker-data/__cluster_metadata-0"))); err != nil {
-				return nil, err
-			}
-			return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+			return s.damagedBroker(fmt.Sprintf("ls %s/*.checkpoint && for f in %s/*.checkpoint; do head -c 512 /dev/urandom | dd of=$f bs=512 seek=1 conv=notrunc 2>/dev/null; done",
+				s.Path("broker-data/__cluster_metadata-0"), s.Path("broker-data/__cluster_metadata-0")))
 		},
 	},
 	{
@@ -535,14 +554,8 @@ var Recipes = []Recipe{
 		Fault:  "every snapshot (.checkpoint) in the broker's __cluster_metadata-0 is replaced by a copy of the metadata log segment (valid batches, no snapshot header)",
 		Expect: `snapshot header|First batch is not a control batch|handleLoadSnapshot`,
 		Run: func(s *Session) (*Proc, error) {
-			if err := s.seeded(); err != nil {
-				return nil, err
-			}
 			dir := s.Path("broker-data/__cluster_metadata-0")
-			if err := s.Shell(fmt.Sprintf("ls %s/*.checkpoint && for f in %s/*.checkpoint; do cp %s/00000000000000000000.log $f; done", dir, dir, dir)); err != nil {
-				return nil, err
-			}
-			return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+			return s.damagedBroker(fmt.Sprintf("ls %s/*.checkpoint && for f in %s/*.checkpoint; do cp %s/00000000000000000000.log $f; done", dir, dir, dir))
 		},
 	},
 	{
@@ -757,16 +770,10 @@ func checkpointRecipe(name, file string) Recipe {
 		Fault:  file + " holds a malformed line",
 		Expect: `Malformed line|NumberFormatException|reading ` + regexp.QuoteMeta(filepath.Base(file)) + `|reading checkpoint file .*` + regexp.QuoteMeta(filepath.Base(file)),
 		Run: func(s *Session) (*Proc, error) {
-			if err := s.seeded(); err != nil {
-				return nil, err
-			}
 			path := s.Path("broker-data/" + file)
 			// Keep the version and count lines, replace the entries with a torn one.
-			if err := s.Shell(fmt.Sprintf("head -n 2 %s > %s.new && printf '%%s\\n' '%s 0 12@#' >> %s.new && mv %s.new %s && cat %s",
-				path, path, seedTopic, path, path, path, path)); err != nil {
-				return nil, err
-			}
-			return s.startBrokerAfterController(brokerProps(s.Path("broker-data")), JVM{}, "Kafka Server started")
+			return s.damagedBroker(fmt.Sprintf("head -n 2 %s > %s.new && printf '%%s\\n' '%s 0 12@#' >> %s.new && mv %s.new %s && cat %s",
+				path, path, seedTopic, path, path, path, path))
 		},
 	}
 }

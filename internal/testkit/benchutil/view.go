@@ -43,6 +43,11 @@ type ViewOptions struct {
 	Delay time.Duration
 	// Logs serves container logs; nil serves every log as empty.
 	Logs LogServer
+	// Before, when set, is called after Delay and before each of those
+	// requests with its resource ("pods", "pods/log", "events",
+	// "persistentvolumeclaims"); an error fails the request. Tests use it
+	// to hold or fail chosen reads.
+	Before func(ctx context.Context, resource string) error
 }
 
 // View is the bot's clientset over a world's objects. It keeps its own
@@ -125,18 +130,22 @@ func (v *View) Reset() {
 	v.delayed.Store(0)
 }
 
-// sleep waits Delay (or until ctx ends) and counts a delayed request.
-func (v *View) sleep(ctx context.Context) {
-	if v.opts.Delay <= 0 {
-		return
+// wait sleeps Delay (or until ctx ends), counting a delayed request, then
+// asks the Before hook about a request to resource.
+func (v *View) wait(ctx context.Context, resource string) error {
+	if v.opts.Delay > 0 {
+		v.delayed.Add(1)
+		t := time.NewTimer(v.opts.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
 	}
-	v.delayed.Add(1)
-	t := time.NewTimer(v.opts.Delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+	if v.opts.Before != nil {
+		return v.opts.Before(ctx, resource)
 	}
+	return nil
 }
 
 // CoreV1 returns the core client whose pods, events and claims requests
@@ -162,7 +171,7 @@ func (c *coreV1) PersistentVolumeClaims(ns string) corev1client.PersistentVolume
 	return &claims{PersistentVolumeClaimInterface: c.CoreV1Interface.PersistentVolumeClaims(ns), v: c.v}
 }
 
-// pods delays every pods request; GetLogs streams from the LogServer.
+// pods delays (and hooks) every pods request; GetLogs streams from the LogServer.
 type pods struct {
 	corev1client.PodInterface
 	v  *View
@@ -170,42 +179,58 @@ type pods struct {
 }
 
 func (p *pods) Get(ctx context.Context, name string, o metav1.GetOptions) (*corev1.Pod, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.Get(ctx, name, o)
 }
 
 func (p *pods) List(ctx context.Context, o metav1.ListOptions) (*corev1.PodList, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.List(ctx, o)
 }
 
 func (p *pods) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.Watch(ctx, o)
 }
 
 func (p *pods) Create(ctx context.Context, pod *corev1.Pod, o metav1.CreateOptions) (*corev1.Pod, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.Create(ctx, pod, o)
 }
 
 func (p *pods) Update(ctx context.Context, pod *corev1.Pod, o metav1.UpdateOptions) (*corev1.Pod, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.Update(ctx, pod, o)
 }
 
 func (p *pods) UpdateStatus(ctx context.Context, pod *corev1.Pod, o metav1.UpdateOptions) (*corev1.Pod, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.UpdateStatus(ctx, pod, o)
 }
 
 func (p *pods) Delete(ctx context.Context, name string, o metav1.DeleteOptions) error {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return err
+	}
 	return p.PodInterface.Delete(ctx, name, o)
 }
 
 func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*corev1.Pod, error) {
-	p.v.sleep(ctx)
+	if err := p.v.wait(ctx, "pods"); err != nil {
+		return nil, err
+	}
 	return p.PodInterface.Patch(ctx, name, pt, data, o, sub...)
 }
 
@@ -220,7 +245,9 @@ func (p *pods) GetLogs(name string, opts *corev1.PodLogOptions) *rest.Request {
 		GroupVersion:         corev1.SchemeGroupVersion,
 		VersionedAPIPath:     fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/log", p.ns, name),
 		Client: fakerest.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-			p.v.sleep(req.Context())
+			if err := p.v.wait(req.Context(), "pods/log"); err != nil {
+				return nil, err
+			}
 			return p.v.serveLog(p.ns, name, o)
 		}),
 	}
@@ -265,39 +292,49 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// events delays every events request.
+// events delays (and hooks) every events request.
 type events struct {
 	corev1client.EventInterface
 	v *View
 }
 
 func (e *events) List(ctx context.Context, o metav1.ListOptions) (*corev1.EventList, error) {
-	e.v.sleep(ctx)
+	if err := e.v.wait(ctx, "events"); err != nil {
+		return nil, err
+	}
 	return e.EventInterface.List(ctx, o)
 }
 
 func (e *events) Get(ctx context.Context, name string, o metav1.GetOptions) (*corev1.Event, error) {
-	e.v.sleep(ctx)
+	if err := e.v.wait(ctx, "events"); err != nil {
+		return nil, err
+	}
 	return e.EventInterface.Get(ctx, name, o)
 }
 
 func (e *events) Create(ctx context.Context, ev *corev1.Event, o metav1.CreateOptions) (*corev1.Event, error) {
-	e.v.sleep(ctx)
+	if err := e.v.wait(ctx, "events"); err != nil {
+		return nil, err
+	}
 	return e.EventInterface.Create(ctx, ev, o)
 }
 
-// claims delays every persistentvolumeclaims request.
+// claims delays (and hooks) every persistentvolumeclaims request.
 type claims struct {
 	corev1client.PersistentVolumeClaimInterface
 	v *View
 }
 
 func (c *claims) Get(ctx context.Context, name string, o metav1.GetOptions) (*corev1.PersistentVolumeClaim, error) {
-	c.v.sleep(ctx)
+	if err := c.v.wait(ctx, "persistentvolumeclaims"); err != nil {
+		return nil, err
+	}
 	return c.PersistentVolumeClaimInterface.Get(ctx, name, o)
 }
 
 func (c *claims) List(ctx context.Context, o metav1.ListOptions) (*corev1.PersistentVolumeClaimList, error) {
-	c.v.sleep(ctx)
+	if err := c.v.wait(ctx, "persistentvolumeclaims"); err != nil {
+		return nil, err
+	}
 	return c.PersistentVolumeClaimInterface.List(ctx, o)
 }

@@ -392,6 +392,19 @@ func (mc messageContent) empty() bool {
 }
 
 // readContent reads text, blocks and attachments, answering Slack's errors for bad blocks.
+// postContentError is what Slack answers a post whose content is
+// malformed (bad, from readContent) or empty; nil when it may be posted.
+func postContentError(mc messageContent, bad *apiResult) *apiResult {
+	if bad != nil {
+		return bad
+	}
+	if mc.empty() {
+		res := errResult("no_text")
+		return &res
+	}
+	return nil
+}
+
 func readContent(form url.Values) (messageContent, *apiResult) {
 	var mc messageContent
 	mc.text, mc.hasText = form.Get("text"), form.Has("text")
@@ -487,11 +500,8 @@ func (s *Server) chatPostMessage(call *apiCall) apiResult {
 	if res := s.checkPostTargetLocked(channel); res != nil {
 		return *res
 	}
-	if bad != nil {
-		return *bad
-	}
-	if mc.empty() {
-		return errResult("no_text")
+	if res := postContentError(mc, bad); res != nil {
+		return *res
 	}
 	m := &Message{
 		Channel: channel,
@@ -563,11 +573,8 @@ func (s *Server) chatPostEphemeral(call *apiCall) apiResult {
 	if user == "" {
 		return errResult("user_not_in_channel")
 	}
-	if bad != nil {
-		return *bad
-	}
-	if mc.empty() {
-		return errResult("no_text")
+	if res := postContentError(mc, bad); res != nil {
+		return *res
 	}
 	m := &Message{
 		Channel:   channel,

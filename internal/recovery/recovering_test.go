@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The kafkabot Authors
+
+package recovery
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestRecoveringBrokerIsNeverRestarted (issue 23 item 6): after the move,
+// the new broker pod runs and recovers its logs (a real Kafka 4.4.0 log of
+// that phase: "Recovering unflushed segment", waiting to be unfenced) for
+// three repair timeouts. The bot waits: it deletes the broker pod once
+// (the approved instance, for the repair), never the recovering one, never
+// diagnoses it as crashing again, and reports it Repaired once Ready.
+func TestRecoveringBrokerIsNeverRestarted(t *testing.T) {
+	// The recording is the sweep's test data (its source is noted there).
+	raw, err := os.ReadFile("../sweep/testdata/recovering-4.4.0.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "starting", brokerLog: string(raw)})
+	rec := &recorder{}
+	done := repairWithin(t, h, rec)
+	waitUntil(t, "the new pod", func() bool {
+		obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+		return err == nil && string(obj.(*corev1.Pod).UID) == newBrokerUID && strings.Contains(rec.text(), "started | Watch the new")
+	})
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rec.text(), "is still starting after 15m0s"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the repair did not keep waiting for the recovering broker; it reported:\n%s", rec.text())
+		}
+		if h.clock.HasWaiters() {
+			h.clock.Step(time.Minute)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	if string(pod.UID) != newBrokerUID {
+		t.Fatalf("the broker pod is %s, want the recreated %s", pod.UID, newBrokerUID)
+	}
+	pod.Status = readyStatus()
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Fatal(err)
+	}
+	s := awaitSummary(t, done)
+	if s.Outcome != OutcomeRepaired {
+		t.Errorf("outcome %s, want %s:\n%s", s.Outcome, OutcomeRepaired, s.Text)
+	}
+	if text := strings.ToLower(rec.text() + s.Text); strings.Contains(text, "escalat") || strings.Contains(text, "crashed again") {
+		t.Errorf("the recovering broker was treated as crashing again:\n%s", rec.text())
+	}
+	deletes := 0
+	for _, a := range h.cs.Actions() {
+		if d, ok := a.(k8stesting.DeleteAction); ok && d.GetResource().Resource == "pods" && d.GetName() == brokerName {
+			deletes++
+			if pre := d.GetDeleteOptions().Preconditions; pre == nil || pre.UID == nil || string(*pre.UID) != brokerUID {
+				t.Errorf("a broker pod other than the approved instance was deleted: %+v", d.GetDeleteOptions())
+			}
+		}
+	}
+	if deletes != 1 {
+		t.Errorf("the broker pod was deleted %d times, want once (the repair's restart)", deletes)
+	}
+}
