@@ -60,17 +60,7 @@ func waitEnforced(t *testing.T, cfg *rest.Config, ns string) {
 // container reported as running image (by digest, as a kubelet does).
 func startBroker(t *testing.T, env *testenv.Env, ns, image string) {
 	t.Helper()
-	broker := hostile.Layouts(ns, "node-1")[0].Broker.DeepCopy()
-	broker.UID, broker.ResourceVersion = "", ""
-	status := broker.Status
-	status.ContainerStatuses[0].ImageID = image
-	ctx := t.Context()
-	created, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, broker, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = status
-	if _, err := env.Clientset.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if _, err := hostile.CreateRunningBroker(t.Context(), env.Clientset, ns, image); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,9 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -25,35 +23,7 @@ func TestRecoveringBrokerIsNeverRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "starting", brokerLog: string(raw)})
-	rec := &recorder{}
-	done := repairWithin(t, h, rec)
-	waitUntil(t, "the new pod", func() bool {
-		obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
-		return err == nil && string(obj.(*corev1.Pod).UID) == newBrokerUID && strings.Contains(rec.text(), "started | Watch the new")
-	})
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rec.text(), "is still starting after 15m0s"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the repair did not keep waiting for the recovering broker; it reported:\n%s", rec.text())
-		}
-		if h.clock.HasWaiters() {
-			h.clock.Step(time.Minute)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := obj.(*corev1.Pod).DeepCopy()
-	if string(pod.UID) != newBrokerUID {
-		t.Fatalf("the broker pod is %s, want the recreated %s", pod.UID, newBrokerUID)
-	}
-	pod.Status = readyStatus()
-	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
-		t.Fatal(err)
-	}
-	s := awaitSummary(t, done)
+	h, rec, s := repairOfStartingBroker(t, string(raw), "is still starting after 15m0s")
 	if s.Outcome != OutcomeRepaired {
 		t.Errorf("outcome %s, want %s:\n%s", s.Outcome, OutcomeRepaired, s.Text)
 	}

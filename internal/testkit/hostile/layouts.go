@@ -23,6 +23,7 @@
 package hostile
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -164,4 +166,24 @@ func (l Layout) DebugPod() (*corev1.Pod, error) {
 			BackupName: recovery.BackupName("hostile", time.Date(2026, 4, 28, 8, 22, 1, 0, time.UTC)),
 		},
 	})
+}
+
+// CreateRunningBroker creates the Bitnami layout's broker pod in ns through
+// cs and reports its Kafka container running image imageID (by digest, as
+// a kubelet does): a broker the bot sees as running that image.
+func CreateRunningBroker(ctx context.Context, cs kubernetes.Interface, ns, imageID string) (*corev1.Pod, error) {
+	broker := Layouts(ns, "node-1")[0].Broker.DeepCopy()
+	broker.UID, broker.ResourceVersion = "", ""
+	status := broker.Status
+	status.ContainerStatuses[0].ImageID = imageID
+	created, err := cs.CoreV1().Pods(ns).Create(ctx, broker, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create broker pod %s/%s: %w", ns, broker.Name, err)
+	}
+	created.Status = status
+	updated, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("report broker pod %s/%s running: %w", ns, broker.Name, err)
+	}
+	return updated, nil
 }
