@@ -52,6 +52,24 @@ const (
 	records = 300
 )
 
+// kafkaLayout is how a cluster's nodes lay out their volumes, as a
+// distribution does.
+type kafkaLayout int
+
+const (
+	// bitnamiLayout: one volume at /bitnami/kafka, the log dir data on it,
+	// node ids KAFKA_MIN_ID + ordinal (brokers from 100), labels
+	// app.kubernetes.io/component.
+	bitnamiLayout kafkaLayout = iota
+	// strimziJBOD: Strimzi's KRaft layout. Brokers have two volumes
+	// (/var/lib/kafka/data-0 and data-1, JBOD) with the log dir
+	// kafka-log<node id> on each and the metadata log on the first;
+	// controllers have data-0 only. The node id is the pod name's ordinal
+	// (the broker StatefulSet's ordinals start at 100, as a Strimzi node
+	// pool's ids can), and the pods carry Strimzi's labels.
+	strimziJBOD
+)
+
 // kafkaCluster is one real KRaft cluster in the kafka namespace: three
 // controllers (ids 0-2) and brokers (ids 100+), or, combined, three
 // broker+controller nodes (ids 0-2).
@@ -63,6 +81,7 @@ type kafkaCluster struct {
 	tools    string // hack/fetch-kafka.sh's run.sh for the version
 	brokers  int
 	combined bool
+	layout   kafkaLayout
 	// written holds the records written so far; topicCreated says the
 	// topic exists.
 	written      []string
@@ -80,13 +99,13 @@ func (k *kafkaCluster) on(t *testing.T) func() {
 // newKafkaCluster deploys a cluster and waits until Kafka's own tools see
 // every node: a quorum leader, the controllers as voters, the brokers
 // registered. It is removed when the test ends.
-func newKafkaCluster(t *testing.T, name, version string, brokers int, combined bool) *kafkaCluster {
+func newKafkaCluster(t *testing.T, name, version string, brokers int, combined bool, layout kafkaLayout) *kafkaCluster {
 	t.Helper()
 	img, ok := env.kafkaImages[version]
 	if !ok {
 		t.Fatalf("no Kafka %s image (hack/realnode.sh up builds REALNODE_KAFKA_VERSIONS)", version)
 	}
-	k := &kafkaCluster{t: t, name: name, version: version, image: img, brokers: brokers, combined: combined,
+	k := &kafkaCluster{t: t, name: name, version: version, image: img, brokers: brokers, combined: combined, layout: layout,
 		tools: filepath.Join(env.repoRoot, ".cache", "kafka", version, "run.sh")}
 	if _, err := os.Stat(k.tools); err != nil {
 		t.Fatalf("Kafka %s's tools: %v (run hack/fetch-kafka.sh %s)", version, err, version)
@@ -106,22 +125,58 @@ func (k *kafkaCluster) pods() []string {
 		out = append(out, fmt.Sprintf("%s-%d", k.controllerSet(), i))
 	}
 	for i := range k.brokers {
-		out = append(out, fmt.Sprintf("%s-%d", k.brokerSet(), i))
+		out = append(out, k.brokerPod(i))
 	}
 	return out
 }
 
-// volume is a pod's volume on the node's disk; logDir is its Kafka log dir.
-func (k *kafkaCluster) volume(pod string) string {
-	return filepath.Join(env.stateDir, "volumes", pod)
+// templates are the volume claim templates of a pod's StatefulSet, the
+// one holding the metadata log first, and mountPath where each is mounted.
+func (k *kafkaCluster) templates(pod string) []string {
+	switch {
+	case k.layout == bitnamiLayout:
+		return []string{"data"}
+	case strings.HasPrefix(pod, k.brokerSet()) || k.combined:
+		return []string{"data-0", "data-1"}
+	}
+	return []string{"data-0"}
 }
-func (k *kafkaCluster) logDir(pod string) string { return filepath.Join(k.volume(pod), "data") }
+func (k *kafkaCluster) mountPath(template string) string {
+	if k.layout == bitnamiLayout {
+		return "/bitnami/kafka"
+	}
+	return "/var/lib/kafka/" + template
+}
+
+// volumes are a pod's volumes on the node's disk, the one holding the
+// metadata log first; volume is that one, claim its PersistentVolumeClaim,
+// and logDir the Kafka log dir on it.
+func (k *kafkaCluster) volumes(pod string) []string {
+	var out []string
+	for _, tpl := range k.templates(pod) {
+		out = append(out, filepath.Join(env.stateDir, "volumes", tpl+"-"+pod))
+	}
+	return out
+}
+func (k *kafkaCluster) volume(pod string) string { return k.volumes(pod)[0] }
+func (k *kafkaCluster) claim(pod string) string  { return k.templates(pod)[0] + "-" + pod }
+func (k *kafkaCluster) logDir(pod string) string {
+	if k.layout == bitnamiLayout {
+		return filepath.Join(k.volume(pod), "data")
+	}
+	return filepath.Join(k.volume(pod), "kafka-log"+strconv.Itoa(k.nodeID(pod)))
+}
 
 // brokerPod is the name of broker i's pod and nodeID its node id.
-func (k *kafkaCluster) brokerPod(i int) string { return fmt.Sprintf("%s-%d", k.brokerSet(), i) }
+func (k *kafkaCluster) brokerPod(i int) string {
+	if k.layout == strimziJBOD {
+		i += 100
+	}
+	return fmt.Sprintf("%s-%d", k.brokerSet(), i)
+}
 func (k *kafkaCluster) nodeID(pod string) int {
 	n, _ := strconv.Atoi(pod[strings.LastIndex(pod, "-")+1:])
-	if strings.HasPrefix(pod, k.brokerSet()) {
+	if k.layout == bitnamiLayout && strings.HasPrefix(pod, k.brokerSet()) {
 		return 100 + n
 	}
 	return n
@@ -145,16 +200,18 @@ func (k *kafkaCluster) deploy() {
 	start := time.Now()
 	ctx := k.ctx(10 * time.Minute)
 	for _, p := range k.pods() {
-		if err := os.RemoveAll(k.volume(p)); err != nil {
-			t.Fatal(err)
+		for i, v := range k.volumes(p) {
+			if err := os.RemoveAll(v); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(v, 0o775); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(v, kafkaUID, kafkaUID); err != nil {
+				t.Fatal(err)
+			}
+			k.createPV(ctx, k.templates(p)[i]+"-"+p, v)
 		}
-		if err := os.MkdirAll(k.volume(p), 0o775); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(k.volume(p), kafkaUID, kafkaUID); err != nil {
-			t.Fatal(err)
-		}
-		k.createPV(ctx, p)
 	}
 	ctrlRoles := "controller"
 	if k.combined {
@@ -163,6 +220,10 @@ func (k *kafkaCluster) deploy() {
 	sets := []*appsv1.StatefulSet{k.statefulSet(k.controllerSet(), 3, ctrlRoles, "controller-eligible", 0)}
 	if k.brokers > 0 {
 		sets = append(sets, k.statefulSet(k.brokerSet(), int32(k.brokers), "broker", "broker", 100))
+	}
+	if k.layout == strimziJBOD {
+		// Strimzi's node ids are the pod ordinals: the brokers' start at 100.
+		sets[len(sets)-1].Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 100}
 	}
 	for _, s := range sets {
 		if _, err := env.admin.AppsV1().StatefulSets(kafkaNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
@@ -237,16 +298,18 @@ func (k *kafkaCluster) brokerPods() []string {
 	return k.pods()[3:]
 }
 
-func (k *kafkaCluster) createPV(ctx context.Context, pod string) {
+// createPV creates the local PersistentVolume at path on the node's disk,
+// bound to claim.
+func (k *kafkaCluster) createPV(ctx context.Context, claim, path string) {
 	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "realnode-" + pod},
+		ObjectMeta: metav1.ObjectMeta{Name: "realnode-" + claim},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			StorageClassName:              storageClass,
-			ClaimRef:                      &corev1.ObjectReference{Namespace: kafkaNS, Name: "data-" + pod},
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: k.volume(pod)}},
+			ClaimRef:                      &corev1.ObjectReference{Namespace: kafkaNS, Name: claim},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{env.nodeName}}},
 			}}}},
@@ -257,17 +320,33 @@ func (k *kafkaCluster) createPV(ctx context.Context, pod string) {
 	}
 }
 
-// statefulSet is a Bitnami-chart-like StatefulSet of real Kafka nodes.
+// statefulSet is a StatefulSet of real Kafka nodes as the cluster's
+// layout has them: Bitnami's chart (component, KAFKA_MIN_ID), or
+// Strimzi's node pool (labels, KAFKA_LAYOUT=strimzi; the node id is the
+// ordinal, which the caller sets).
 func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component string, minID int) *appsv1.StatefulSet {
 	labels := map[string]string{"app.kubernetes.io/name": "kafka", "app.kubernetes.io/instance": k.name, "app.kubernetes.io/component": component}
-	vars := []corev1.EnvVar{
+	pod := name + "-0"
+	layoutVars := []corev1.EnvVar{{Name: "KAFKA_MIN_ID", Value: strconv.Itoa(minID)}, {Name: "KAFKA_CFG_LOG_DIRS", Value: "/bitnami/kafka/data"}}
+	if k.layout == strimziJBOD {
+		broker, controller := strings.Contains(roles, "broker"), strings.Contains(roles, "controller")
+		pool := "controller"
+		if broker {
+			pool, pod = "broker", name+"-100"
+		}
+		labels = map[string]string{"app.kubernetes.io/name": "kafka", "app.kubernetes.io/instance": k.name,
+			"strimzi.io/cluster": k.name, "strimzi.io/kind": "Kafka", "strimzi.io/name": k.name + "-kafka", "strimzi.io/pool-name": pool,
+			"strimzi.io/broker-role": strconv.FormatBool(broker), "strimzi.io/controller-role": strconv.FormatBool(controller)}
+		layoutVars = []corev1.EnvVar{{Name: "KAFKA_LAYOUT", Value: "strimzi"}}
+	}
+	vars := append([]corev1.EnvVar{
 		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		{Name: "KAFKA_CFG_PROCESS_ROLES", Value: roles},
-		{Name: "KAFKA_MIN_ID", Value: strconv.Itoa(minID)},
 		{Name: "KAFKA_KRAFT_CLUSTER_ID", Value: kafkaClusterID},
-		{Name: "KAFKA_CFG_LOG_DIRS", Value: "/bitnami/kafka/data"},
-		{Name: "KAFKABOT_TEST_VOTERS_FILE", Value: "/bitnami/kafka/" + votersFile},
+		{Name: "KAFKABOT_TEST_VOTERS_FILE", Value: k.mountPath(k.templates(pod)[0]) + "/" + votersFile}},
+		layoutVars...)
+	vars = append(vars, []corev1.EnvVar{
 		{Name: "KAFKA_CFG_CONTROLLER_LISTENER_NAMES", Value: "CONTROLLER"},
 		{Name: "KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP", Value: "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
 		{Name: "KAFKA_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR", Value: "3"},
@@ -289,7 +368,7 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 		{Name: "KAFKA_CFG_BROKER_SESSION_TIMEOUT_MS", Value: "18000"},
 		{Name: "KAFKA_HEAP_OPTS", Value: "-Xmx256m -Xms64m"},
 		{Name: "KAFKA_OPTS", Value: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k"},
-	}
+	}...)
 	var listeners, ports []string
 	if strings.Contains(roles, "broker") {
 		listeners = append(listeners, "PLAINTEXT://$(POD_IP):9092")
@@ -317,7 +396,7 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(probePort)}},
 			PeriodSeconds: 2, FailureThreshold: 3,
 		},
-		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/bitnami/kafka"}, {Name: "empty-dir", MountPath: "/tmp"}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "empty-dir", MountPath: "/tmp"}},
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
 			ReadOnlyRootFilesystem:   ptr.To(true),
@@ -325,7 +404,7 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 	}
-	return &appsv1.StatefulSet{
+	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptr.To(replicas),
@@ -347,16 +426,21 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 					Volumes:    []corev1.Volume{{Name: "empty-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: "data"},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To(storageClass),
-					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}},
 		},
 	}
+	for _, tpl := range k.templates(pod) {
+		c := &sts.Spec.Template.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: tpl, MountPath: k.mountPath(tpl)})
+		sts.Spec.VolumeClaimTemplates = append(sts.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: tpl},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To(storageClass),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		})
+	}
+	return sts
 }
 
 // remove deletes the StatefulSets, claims and volumes.
@@ -371,8 +455,10 @@ func (k *kafkaCluster) remove() {
 		return err == nil && len(list.Items) == 0, nil
 	})
 	for _, p := range k.pods() {
-		_ = env.admin.CoreV1().PersistentVolumeClaims(kafkaNS).Delete(ctx, "data-"+p, metav1.DeleteOptions{})
-		_ = env.admin.CoreV1().PersistentVolumes().Delete(ctx, "realnode-"+p, metav1.DeleteOptions{})
+		for _, tpl := range k.templates(p) {
+			_ = env.admin.CoreV1().PersistentVolumeClaims(kafkaNS).Delete(ctx, tpl+"-"+p, metav1.DeleteOptions{})
+			_ = env.admin.CoreV1().PersistentVolumes().Delete(ctx, "realnode-"+tpl+"-"+p, metav1.DeleteOptions{})
+		}
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -45,6 +48,9 @@ type faultCase struct {
 	// diagnosis is what the diagnosis must say; crash is what the real
 	// crash log must say.
 	diagnosis, crash string
+	// moved is the entry of the log dir the remedy moves to the backup
+	// (the card names it, and the test watches it leave the log dir).
+	moved string
 }
 
 // seedFault is the seed incident's fault on a real broker: its local
@@ -60,6 +66,7 @@ var seedFault = faultCase{
 	},
 	diagnosis: "KRaft metadata log diverged",
 	crash:     "Unexpected offset in append to __cluster_metadata-0",
+	moved:     "__cluster_metadata-0",
 }
 
 var foreignDirFault = faultCase{
@@ -72,6 +79,7 @@ var foreignDirFault = faultCase{
 	},
 	diagnosis: "not a Kafka partition",
 	crash:     "is not in the form of topic-partition",
+	moved:     "oldbackup",
 }
 
 var checkpointFault = faultCase{
@@ -84,25 +92,47 @@ var checkpointFault = faultCase{
 	},
 	diagnosis: "checkpoint file",
 	crash:     "Malformed line in checkpoint file",
+	moved:     "recovery-point-offset-checkpoint",
 }
 
-// TestRealKafkaRepairs runs the seed incident on 3.7.2, then every
-// automated repair and the refusals on the newest Kafka, sharing one
-// cluster, then the refusal on a combined node.
+// TestRealKafkaRepairs runs the refusal on a combined node, then, side by
+// side, the seed incident on 3.7.2 and every automated repair and the
+// refusals on the newest Kafka, each version's scenarios sharing one
+// cluster. The two clusters are separate Kafka clusters to the bot (its
+// one-repair-at-a-time and peer gates are per cluster), and most of each
+// scenario's time is the real crash loop's back-off, so they overlap well.
 func TestRealKafkaRepairs(t *testing.T) {
-	// REALNODE_KAFKA_SCENARIOS=all adds what the default leaves out for
-	// CI's time or because the bot does not yet pass it (see below).
+	// REALNODE_KAFKA_SCENARIOS=all adds what the default leaves out
+	// because the bot does not yet pass it (see below).
 	all := os.Getenv("REALNODE_KAFKA_SCENARIOS") == "all"
-	t.Run(oldestKafka, func(t *testing.T) {
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false)
+	t.Run(newestKafka+"-combined", func(t *testing.T) {
+		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true, bitnamiLayout)
 		k.writeData("start")
-		// The crash-to-alert time (about 3 minutes of waiting) is measured
-		// with REALNODE_KAFKA_SCENARIOS=all only: the sweep's alert on a
-		// real node is checked by TestSeedIncidentOnARealNode.
-		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, all) })
+		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
+	})
+	// oldUp is closed once the 3.7.2 cluster has formed (or failed to):
+	// the 4.4.0 cluster starts then, not at the same time, as six JVMs
+	// starting at once on this 2-core machine are the heaviest moment.
+	// oldDone is closed when its scenarios end.
+	oldUp, oldDone := make(chan struct{}), make(chan struct{})
+	t.Run(oldestKafka, func(t *testing.T) {
+		t.Parallel()
+		defer close(oldDone)
+		upOnce := sync.OnceFunc(func() { close(oldUp) })
+		defer upOnce()
+		// Strimzi's JBOD layout: the seed's backup must land on the root of
+		// the volume holding the metadata log, nothing on the second one.
+		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false, strimziJBOD)
+		upOnce()
+		k.writeData("start")
+		// The seed with the sweep's alert from the real crash loop (the
+		// crash-to-alert time is measured).
+		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, true) })
 	})
 	t.Run(newestKafka, func(t *testing.T) {
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false)
+		t.Parallel()
+		waitOrLog(t, oldUp, 10*time.Minute, "the "+oldestKafka+" cluster did not form within 10 minutes; starting anyway")
+		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false, bitnamiLayout)
 		k.writeData("start")
 		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, false) }) {
 			return
@@ -124,14 +154,30 @@ func TestRealKafkaRepairs(t *testing.T) {
 			return
 		}
 		// Last: it leaves the quorum without a leader. Controller 2 is down
-		// since the test above; broker 101 still has the foreign dir.
+		// since the test above; broker 101 still has the foreign dir. It
+		// cordons the node, which would hold the other cluster's debug pod
+		// and recreated broker Pending: it waits for that cluster's
+		// scenarios to end (a bound, not a deadlock, if -test.parallel=1
+		// runs this one first).
+		waitOrLog(t, oldDone, 25*time.Minute, "the "+oldestKafka+" scenarios did not end within 25 minutes; cordoning the node anyway")
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
-	t.Run(newestKafka+"-combined", func(t *testing.T) {
-		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true)
-		k.writeData("start")
-		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
-	})
+}
+
+// waitOrLog waits until done is closed, at most timeout (a bound, not a
+// deadlock, should -test.parallel=1 run the waiting subtest first); on the
+// timeout it logs why and returns.
+func waitOrLog(t *testing.T, done <-chan struct{}, timeout time.Duration, why string) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case <-done:
+		if waited := time.Since(start); waited > time.Second {
+			t.Logf("waited %s for the other cluster", waited.Round(time.Second))
+		}
+	case <-time.After(timeout):
+		t.Log(why)
+	}
 }
 
 // planted is a fault to plant on one node's volume.
@@ -182,40 +228,50 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, alert bool) {
 		}
 	}
 	k.proveRepair(pods, k.approveWhileRunning(pod, fc), fc.name)
+	checkEvents(t, pod)
+	checkNoSecrets(t)
 }
 
-// approval is an approved repair: the diagnosis it was given on, when, the
-// broker pod then, and how many backups its volume had.
+// approval is an approved repair: the fault, the diagnosis it was given
+// on, when, the broker pod then and when its running Kafka started, the
+// backup folders its volume had, and the watch on its log dir for the move.
 type approval struct {
 	pod     string
+	fault   faultCase
 	m       slackemu.Message
 	at      time.Time
 	old     *corev1.Pod
-	backups int
+	running time.Time
+	backups []string
+	rename  *renameWatch
 }
 
-// approveWhileRunning waits until pod's Kafka runs again between two
+// approveWhileRunning waits until pod's Kafka starts again between two
 // crashes (restarted, not Ready: the JVM takes 20 to 40 s to reach the
-// fault), diagnoses it and approves the repair then. The still-crash-looping
-// gate takes such a broker as crash-looping; the interlock gives the go only
-// once it has crashed again.
+// fault; a run already older than freshRun is let go, so the diagnosis
+// and the click fit in the run), diagnoses it and approves the repair
+// then: the broker restarts by itself in the repair window. The
+// still-crash-looping gate takes such a broker as crash-looping; the
+// interlock gives the go only once it has crashed again (proveRepair
+// checks that against the container's lifecycle).
 func (k *kafkaCluster) approveWhileRunning(pod string, fc faultCase) approval {
 	t := k.t
 	s := k.scenario(pod)
 	var old *corev1.Pod
-	if err := waitFor(k.ctx(5*time.Minute), 4*time.Minute, func() (bool, error) {
+	if err := waitFor(k.ctx(7*time.Minute), 6*time.Minute, func() (bool, error) {
 		p, err := s.pod(pod)
 		if err != nil {
 			return false, nil
 		}
 		c, ok := kafkaStatusOf(p)
 		old = p
-		return ok && c.State.Running != nil && !c.Ready && c.RestartCount > 0, nil
+		return ok && c.State.Running != nil && !c.Ready && c.RestartCount > 0 && time.Since(c.State.Running.StartedAt.Time) < freshRun, nil
 	}); err != nil {
 		t.Fatalf("%s did not run again after a crash: %v", pod, err)
 	}
 	c := kafkaStatus(t, old)
-	a := approval{pod: pod, old: old, backups: len(kafkabotBackups(t, k.volume(pod)))}
+	a := approval{pod: pod, fault: fc, old: old, running: c.State.Running.StartedAt.Time,
+		backups: kafkabotBackups(t, k.volume(pod)), rename: watchRename(t, k.logDir(pod), fc.moved)}
 	a.m = k.diagnosis(pod, fc, true)
 	a.at = click(t, a.m, actionApprove, approver)
 	t.Logf("APPROVED %s while its Kafka ran between crashes (restart %d, running since %s, %s before the click)",
@@ -223,9 +279,14 @@ func (k *kafkaCluster) approveWhileRunning(pod string, fc faultCase) approval {
 	return a
 }
 
+// freshRun is how young a Kafka run approveWhileRunning approves in.
+const freshRun = 10 * time.Second
+
 // proveRepair waits for the approved repair's outcome, checks it succeeded
-// (pod recreated, one backup folder, one debug pod), proves recovery with
-// Kafka's tools (down: brokers known to be down meanwhile) and measures.
+// (pod recreated, the moved entry in one new backup folder at the volume
+// root, one debug pod from the broker's image by digest, none left, the
+// move inside the interlock's window), proves recovery with Kafka's tools
+// (down: brokers known to be down meanwhile) and measures.
 func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down ...string) {
 	t := k.t
 	th, summary, outcome := waitOutcome(t, a.m, 10*time.Minute)
@@ -233,7 +294,7 @@ func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down
 		k.dump()
 		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
 	}
-	t.Logf("INTERLOCK %s: %s", a.pod, grepLines(strings.Join(th, "\n"), `Interlock|go given|running again|no go now`, 8))
+	t.Logf("INTERLOCK %s: %s", a.pod, grepLines(strings.Join(th, "\n"), `Interlock|go given|running again|no go now|INTERLOCK`, 8))
 	done := slackTime(outcome.TS)
 	now, err := k.scenario(a.pod).pod(a.pod)
 	if err != nil {
@@ -242,27 +303,47 @@ func (k *kafkaCluster) proveRepair(pods *podWatch, a approval, what string, down
 	if now.UID == a.old.UID {
 		t.Errorf("%s was not recreated by the repair", a.pod)
 	}
-	if got := len(kafkabotBackups(t, k.volume(a.pod))); got != a.backups+1 {
-		t.Errorf("%d new backup folders at the volume root, want 1", got-a.backups)
+	k.checkBackup(a, summary)
+	debug := pods.debugPods(a.pod)
+	if len(debug) != 1 {
+		t.Fatalf("%d debug pods ran, want 1", len(debug))
+	}
+	checkDebugPod(t, debug[0].pod, a.old, k.claim(a.pod), k.image.ManifestDigest)
+	checkMoveWindow(t, a, pods.kafkaRuns(a.pod, a.old.UID), debug[0])
+	if err := waitFor(k.ctx(2*time.Minute), time.Minute, func() (bool, error) { return len(k.debugPods()) == 0, nil }); err != nil {
+		t.Errorf("debug pods left behind: %v", k.debugPods())
 	}
 	recovered := k.recovered(a.pod, 5*time.Minute, down...)
 	t.Logf("AFTER Kafka %s %s: %s", k.version, what, startupLines(podLog(t, a.pod)))
 
 	name := "Kafka " + k.version + " " + what + ": "
-	if debug := pods.debugPods(a.pod); len(debug) != 1 {
-		t.Errorf("%d debug pods ran, want 1", len(debug))
-	} else {
-		measure(t, name+"  bot+kubelet: approve to debug pod created", debug[0].added.Sub(a.at))
-		measure(t, name+"  kubelet+interlock: debug pod created to its container finished (waits for Kafka's next stop)", debug[0].finished.Sub(debug[0].added))
+	if replies := env.emu.Thread(a.m.Channel, a.m.TS); len(replies) > 0 {
+		measure(t, name+"  bot: approve to first thread message", slackTime(replies[0].TS).Sub(a.at))
 	}
+	measure(t, name+"  bot+kubelet: approve to debug pod created", debug[0].added.Sub(a.at))
+	measure(t, name+"  kubelet+interlock: debug pod created to its container finished (waits for Kafka's next stop)", debug[0].finished.Sub(debug[0].added))
 	ready, deleted := pods.readyAt(a.pod, now.UID), pods.deletedAt(a.pod, a.old.UID)
 	measure(t, name+"approve to broker unfenced, caught up, ISR back", recovered.Sub(a.at))
 	measure(t, name+"  bot: approve to broker pod deleted (gates, debug pod, interlock, move)", deleted.Sub(a.at))
 	measure(t, name+"  kubelet+Kafka: pod deleted to new pod Ready (port 9092 open)", ready.Sub(deleted))
 	measure(t, name+"  Kafka: pod Ready to unfenced, caught up, ISR back (as the tools saw it)", recovered.Sub(ready))
 	measure(t, name+"approve to the bot's summary (settle included)", done.Sub(a.at))
-	reqs := botRequests(t, a.at.Add(-time.Second), done.Add(time.Second))
-	t.Logf("MEASURE %s API requests of the repair (approve to summary): %d: %s", name, len(reqs), summarize(reqs))
+	reqs := k.ownRequests(botRequests(t, a.at.Add(-time.Second), done.Add(time.Second)))
+	t.Logf("MEASURE %s API requests of the repair (approve to summary; those naming another cluster's node left out): %d: %s", name, len(reqs), summarize(reqs))
+}
+
+// ownRequests leaves out the requests that name another cluster's node
+// (every node of these clusters is <cluster>-kafka-<role>-<ordinal>, and
+// the bot's per-broker Leases and debug pods carry its name); requests
+// that name no node (lists, watches) stay.
+func (k *kafkaCluster) ownRequests(reqs []auditEvent) []auditEvent {
+	var out []auditEvent
+	for _, r := range reqs {
+		if !strings.Contains(r.RequestURI, "-kafka-") || strings.Contains(r.RequestURI, k.name+"-kafka-") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkCrash checks the node's real crash log says what the fault makes
@@ -311,6 +392,14 @@ func (k *kafkaCluster) diagnosis(pod string, fc faultCase, offered bool) slackem
 	}
 	if ids := actionIDs(t, m.Blocks); slices.Contains(ids, actionApprove) != offered {
 		t.Fatalf("the diagnosis offers %v (Approve wanted: %v):\n%s", ids, offered, text)
+	}
+	if offered {
+		// The card says what it will move, and where, before Approve.
+		for _, want := range []string{kafkaNS + "/" + pod, fc.moved, k.claim(pod)} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the diagnosis does not mention %q:\n%s", want, text)
+			}
+		}
 	}
 	return m
 }
@@ -366,7 +455,7 @@ func (k *kafkaCluster) twoBrokers(t *testing.T) {
 	}, 2*time.Minute)
 	t.Logf("REFUSED %s while %s is repaired: %s", b, a, grepLines(strings.Join(th, "\n"), `refused|under repair`, 6))
 	k.proveRepair(pods, first, "seed with a second broker failing", b)
-	if got := listDebugPods(t); len(got) != 0 {
+	if got := k.debugPods(); len(got) != 0 {
 		t.Errorf("debug pods left: %v", got)
 	}
 	if n := len(pods.debugPods(b)); n != 0 {
@@ -412,7 +501,7 @@ func (k *kafkaCluster) noQuorumLeader(t *testing.T, pod string, fc faultCase) {
 	click(t, m, actionApprove, approver)
 	th := waitThreadFunc(t, m, "a refusal naming the quorum", func(s string) bool { return strings.Contains(s, "quorum") }, 2*time.Minute)
 	t.Logf("REFUSED without a quorum leader: %s", grepLines(strings.Join(th, "\n"), `refused|quorum`, 6))
-	if got := listDebugPods(t); len(got) != 0 {
+	if got := k.debugPods(); len(got) != 0 {
 		t.Errorf("debug pods ran without a quorum leader: %v", got)
 	}
 	if !strings.Contains(strings.Join(th, "\n"), "controller") {
@@ -486,6 +575,57 @@ func grepLines(log, pattern string, n int) string {
 		out = append(out[:n/2], out[len(out)-n/2:]...)
 	}
 	return "\n" + strings.Join(out, "\n")
+}
+
+// checkBackup checks the approved repair's backup on the real disk: one new
+// folder at the root of the volume holding the log dir, with its README
+// and the moved entry under the log dir's path, named in the summary; no
+// backup on the broker's other volumes.
+func (k *kafkaCluster) checkBackup(a approval, summary string) {
+	t := k.t
+	t.Helper()
+	var added []string
+	for _, b := range kafkabotBackups(t, k.volume(a.pod)) {
+		if !slices.Contains(a.backups, b) {
+			added = append(added, b)
+		}
+	}
+	if len(added) != 1 {
+		t.Errorf("new backup folders at the volume root: %v, want one", added)
+		return
+	}
+	root := filepath.Join(k.volume(a.pod), added[0])
+	rel, err := filepath.Rel(k.volume(a.pod), k.logDir(a.pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"README.txt", filepath.Join(rel, a.fault.moved)} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("the backup lacks %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(summary, added[0]) {
+		t.Errorf("the summary does not name the backup %s:\n%s", added[0], summary)
+	}
+	for _, v := range k.volumes(a.pod)[1:] {
+		if b := kafkabotBackups(t, v); len(b) != 0 {
+			t.Errorf("backup folders on the broker's other volume %s: %v", v, b)
+		}
+	}
+}
+
+// debugPods lists the bot's debug pods for the cluster's nodes (other
+// clusters' scenarios run meanwhile).
+func (k *kafkaCluster) debugPods() []string {
+	var out []string
+	for _, p := range listDebugPods(k.t) {
+		for _, node := range k.pods() {
+			if p == recovery.DebugPodName(node) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // kafkabotBackups lists the bot's backup folders at a volume's root.

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
 // approveRepair diagnoses the scenario's broker, approves the repair and
@@ -31,38 +29,6 @@ func (s *scenario) approveRepair() (th []string, outcome string) {
 	click(s.t, m, actionApprove, approver)
 	th, outcome, _ = waitOutcome(s.t, m, 8*time.Minute)
 	return th, outcome
-}
-
-// TestStrimziJBODOnARealNode repairs a broker with Strimzi's layout: two
-// JBOD volumes, log dir kafka-log<id> on each, node id from the pod name.
-// The metadata log moves to a backup at the root of its own volume; the
-// other volume is untouched.
-func TestStrimziJBODOnARealNode(t *testing.T) {
-	s := newScenario(t, "jbod", strimzi, "0")
-	s.writeVolumes("0", true)
-	s.deploy()
-	old := s.waitCrashLoop(1)
-	th, summary := s.approveRepair()
-	if !strings.Contains(summary, "Repair succeeded") {
-		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
-	}
-	checkBackup(t, s)
-	entries, err := os.ReadDir(s.volume(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "kafkabot-backup-") {
-			t.Errorf("a backup folder appeared on the second JBOD volume: %s", e.Name())
-		}
-	}
-	now, err := s.pod(s.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now.UID == old.UID || !kube.PodReady(now) {
-		t.Errorf("%s after the repair: UID %s (was %s), Ready %v", s.broker, now.UID, old.UID, kube.PodReady(now))
-	}
 }
 
 // bitnamiAtRoot is a Bitnami broker configured with its log dir at the

@@ -70,31 +70,6 @@ var bitnami = layout{
 	selector: func(c string) string { return "app.kubernetes.io/instance=" + c },
 }
 
-// strimzi is Strimzi's KRaft layout with JBOD: two volumes, each with the
-// log dir kafka-log<node id>; the node id is the pod name's ordinal.
-var strimzi = layout{
-	name: "strimzi",
-	volumes: []volumeSpec{
-		{template: "data-0", mountPath: "/var/lib/kafka/data-0", logDir: "kafka-log0"},
-		{template: "data-1", mountPath: "/var/lib/kafka/data-1", logDir: "kafka-log0"},
-	},
-	env: func(string) []corev1.EnvVar {
-		return []corev1.EnvVar{{Name: "STRIMZI_KRAFT_ENABLED", Value: "true"},
-			{Name: "KAFKA_CFG_LOG_DIRS", Value: "/var/lib/kafka/data-0/kafka-log0,/var/lib/kafka/data-1/kafka-log0"}}
-	},
-	brokerSet:     func(c string) string { return c + "-broker" },
-	controllerSet: func(c string) string { return c + "-controller" },
-	brokerLabels: func(c string) map[string]string {
-		return map[string]string{"strimzi.io/cluster": c, "strimzi.io/kind": "Kafka", "strimzi.io/name": c + "-kafka",
-			"strimzi.io/pool-name": "broker", "strimzi.io/broker-role": "true", "strimzi.io/controller-role": "false"}
-	},
-	controllerLabels: func(c string) map[string]string {
-		return map[string]string{"strimzi.io/cluster": c, "strimzi.io/kind": "Kafka", "strimzi.io/name": c + "-kafka",
-			"strimzi.io/pool-name": "controller", "strimzi.io/broker-role": "false", "strimzi.io/controller-role": "true"}
-	},
-	selector: func(c string) string { return "strimzi.io/cluster=" + c },
-}
-
 // A scenario is one Kafka cluster (three controllers, one broker on local
 // PersistentVolumes) in the kafka namespace, removed when the test ends.
 type scenario struct {
@@ -373,11 +348,14 @@ func (s *scenario) waitCrashLoop(restarts int32) *corev1.Pod {
 
 // ---- Slack ---------------------------------------------------------------
 
-// diagnose types `/kafka <text>` and returns the bot's diagnosis message.
+// diagnose types `/kafka <text>` ("diagnose <namespace>/<pod>") and returns
+// the bot's diagnosis message: the first new message of the channel that
+// names the pod (scenarios on other clusters may post theirs meanwhile).
 func diagnose(t *testing.T, text string) slackemu.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	pod := text[strings.LastIndexAny(text, " /")+1:]
 	before := len(env.emu.Messages(channel))
 	id, err := env.emu.SendSlashCommand(ctx, slackemu.SlashCommand{ChannelID: channel, UserID: requester, Command: "/kafka", Text: text})
 	if err != nil {
@@ -390,14 +368,24 @@ func diagnose(t *testing.T, text string) slackemu.Message {
 	if ack.Late {
 		t.Errorf("/kafka %s was acknowledged after Slack's deadline (%v)", text, ack.Latency)
 	}
-	if err := env.emu.WaitFor(ctx, func() bool { return len(env.emu.Messages(channel)) > before }); err != nil {
+	var found slackemu.Message
+	if err := env.emu.WaitFor(ctx, func() bool {
+		msgs := env.emu.Messages(channel)
+		for _, m := range msgs[min(before, len(msgs)):] {
+			if strings.Contains(m.Text+"\n"+blocksText(m.Blocks), pod) {
+				found = m
+				return true
+			}
+		}
+		return false
+	}); err != nil {
 		var shown []string
 		for _, m := range env.emu.Ephemerals(channel, requester) {
 			shown = append(shown, m.Text)
 		}
 		t.Fatalf("no diagnosis message for /kafka %s: %v; ephemeral replies: %q", text, err, shown)
 	}
-	return env.emu.Messages(channel)[before]
+	return found
 }
 
 // click presses a button of m as user and waits for the ack.

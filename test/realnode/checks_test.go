@@ -25,150 +25,14 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
-// TestSeedIncidentOnARealNode is the seed incident on a real node: broker
-// node 100 (Bitnami layout) crash-loops on UnexpectedAppendOffsetException
-// with the kubelet's real back-off; the bot, installed from deploy/, alerts,
-// diagnoses from the real `pods/log?previous=true`, and on approval runs its
-// debug pod from the broker's image by digest on the same claim, moves the
-// metadata log to a backup at the volume root, deletes the broker pod, and
-// the StatefulSet controller's new pod comes up Ready.
-func TestSeedIncidentOnARealNode(t *testing.T) {
-	s := newScenario(t, "foobar", bitnami, "100")
-	s.writeVolumes("100", true)
-	pods := watchPods(t)
-	s.deploy()
-
-	first := s.waitFirstCrash()
-	s.waitCrashLoop(1)
-
-	// The sweep's alert, from the first crash.
-	alert, ok := waitMessage(t, alertChannel, s.broker, 4*time.Minute)
-	if !ok {
-		t.Errorf("no crash-loop alert for %s in %s", s.broker, alertChannel)
-	} else {
-		measure(t, "crash to alert in Slack", slackTime(alert.TS).Sub(first))
-	}
-
-	// Approve at the start of a back-off: waiting for the alert took part
-	// of this one, and a back-off expiring during the move makes the bot
-	// refuse to restart the broker (TestBrokerRestartsInTheRepairWindow
-	// covers that case).
-	old := s.freshBackOff()
-	m := diagnose(t, "diagnose "+kafkaNS+"/"+s.broker)
-	text := blockTexts(t, m.Blocks)
-	for _, want := range []string{kafkaNS + "/" + s.broker, "KRaft metadata log diverged", "__cluster_metadata-0", s.claim(0)} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the diagnosis does not mention %q:\n%s", want, text)
-		}
-	}
-	if ids := actionIDs(t, m.Blocks); !slices.Contains(ids, actionApprove) {
-		t.Fatalf("the diagnosis offers %v, want Approve:\n%s", ids, text)
-	}
-
-	approved := click(t, m, actionApprove, approver)
-	waitThread(t, m, "approved", time.Minute)
-	if th := env.emu.Thread(m.Channel, m.TS); len(th) > 0 {
-		measure(t, "approve to first thread message", slackTime(th[0].TS).Sub(approved))
-	}
-	th, summary, outcome := waitOutcome(t, m, 8*time.Minute)
-	if !strings.Contains(summary, "Repair succeeded") {
-		t.Fatalf("the repair did not succeed:\n%s", strings.Join(th, "\n---\n"))
-	}
-	done := slackTime(outcome.TS)
-
-	// The cluster: a new broker pod (new UID), Ready; no debug pod left.
-	now, err := s.pod(s.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now.UID == old.UID || !kube.PodReady(now) {
-		t.Errorf("%s after the repair: UID %s (was %s), Ready %v", s.broker, now.UID, old.UID, kube.PodReady(now))
-	}
-	debug := pods.debugPods(s.broker)
-	if len(debug) != 1 {
-		t.Fatalf("%d debug pods ran, want 1", len(debug))
-	}
-	checkDebugPod(t, debug[0].pod, old, s.claim(0))
-	if left := listDebugPods(t); len(left) != 0 {
-		t.Errorf("debug pods left behind: %v", left)
-	}
-
-	// The volume on the node's disk: the metadata log moved to one backup
-	// folder at the volume root, with its README; the broker rebuilt an empty
-	// one; nothing else changed.
-	backup := checkBackup(t, s)
-	if !strings.Contains(summary, backup) {
-		t.Errorf("the summary does not name the backup %s:\n%s", backup, summary)
-	}
-
-	checkEvents(t, s.broker)
-	checkNoSecrets(t)
-
-	// Measurements: the bot's own time and the kubelet's, and API requests.
-	ready := pods.readyAt(s.broker, now.UID)
-	total := ready.Sub(approved)
-	debugRun := debug[0].finished.Sub(debug[0].added)
-	restart := ready.Sub(pods.deletedAt(s.broker, old.UID))
-	measure(t, "approve to broker Ready", total)
-	measure(t, "  kubelet: debug pod created to its container finished", debugRun)
-	measure(t, "  kubelet+StatefulSet: broker pod deleted to new pod Ready", restart)
-	measure(t, "  bot (the rest)", total-debugRun-restart)
-	reqs := botRequests(t, approved.Add(-time.Second), done.Add(time.Second))
-	t.Logf("MEASURE API requests of the repair (approve to summary): %d: %s", len(reqs), summarize(reqs))
-}
-
-// waitFirstCrash returns when the broker's first container ended.
-func (s *scenario) waitFirstCrash() time.Time {
-	s.t.Helper()
-	var at time.Time
-	if err := waitFor(s.ctx(), 3*time.Minute, func() (bool, error) {
-		p, err := s.pod(s.broker)
-		if err != nil {
-			return false, nil
-		}
-		for _, st := range p.Status.ContainerStatuses {
-			if term := st.LastTerminationState.Terminated; term != nil {
-				at = term.FinishedAt.Time
-				return true, nil
-			}
-			if term := st.State.Terminated; term != nil {
-				at = term.FinishedAt.Time
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		s.t.Fatalf("%s never crashed: %v", s.broker, err)
-	}
-	return at
-}
-
-// waitMessage waits for a top-level message in ch containing want.
-func waitMessage(t *testing.T, ch, want string, timeout time.Duration) (slackemu.Message, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var found slackemu.Message
-	err := env.emu.WaitFor(ctx, func() bool {
-		for _, m := range env.emu.Messages(ch) {
-			if strings.Contains(m.Text, want) || strings.Contains(string(m.Blocks), want) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	return found, err == nil
-}
-
 // checkDebugPod checks the debug pod as the API server admitted it: the
-// broker's image by digest, the broker's uid/gid/fsGroup, locked down, on the
-// broker's node, on the broker's claim.
-func checkDebugPod(t *testing.T, p *corev1.Pod, broker *corev1.Pod, claim string) {
+// broker's image by its manifest digest, locked down, on the broker's node,
+// on the broker's claim.
+func checkDebugPod(t *testing.T, p *corev1.Pod, broker *corev1.Pod, claim, digest string) {
 	t.Helper()
 	c := p.Spec.Containers[0]
-	if want := env.images[brokerImageName]; !strings.HasSuffix(c.Image, "@"+want.ManifestDigest) {
-		t.Errorf("the debug pod runs %s, want the broker's image by digest %s", c.Image, want.ManifestDigest)
+	if !strings.HasSuffix(c.Image, "@"+digest) {
+		t.Errorf("the debug pod runs %s, want the broker's image by digest %s", c.Image, digest)
 	}
 	if p.Spec.NodeName != "" && p.Spec.NodeName != broker.Spec.NodeName {
 		t.Errorf("the debug pod ran on %s, the broker on %s", p.Spec.NodeName, broker.Spec.NodeName)
@@ -196,16 +60,7 @@ func checkDebugPod(t *testing.T, p *corev1.Pod, broker *corev1.Pod, claim string
 // backup folder's name.
 func checkBackup(t *testing.T, s *scenario) string {
 	t.Helper()
-	entries, err := os.ReadDir(s.volume(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var backups []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "kafkabot-backup-") {
-			backups = append(backups, e.Name())
-		}
-	}
+	backups := kafkabotBackups(t, s.volume(0))
 	if len(backups) != 1 {
 		t.Fatalf("want one backup folder at the volume root, found %v", backups)
 	}
@@ -230,6 +85,25 @@ func checkBackup(t *testing.T, s *scenario) string {
 		}
 	}
 	return b
+}
+
+// kafkaStatus is the status of the broker pod's Kafka container.
+func kafkaStatus(t *testing.T, p *corev1.Pod) corev1.ContainerStatus {
+	t.Helper()
+	c, ok := kafkaStatusOf(p)
+	if !ok {
+		t.Fatalf("%s has no Kafka container status", p.Name)
+	}
+	return c
+}
+
+func kafkaStatusOf(p *corev1.Pod) (corev1.ContainerStatus, bool) {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == kube.KafkaContainerName(p) {
+			return c, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
 }
 
 // checkEvents checks the Events the bot recorded on the broker pod.
@@ -300,7 +174,13 @@ type podRecord struct {
 	// goValues is every value the debug pod's go annotation took, in the
 	// order the watch saw them: the go signals the script could read,
 	// complete even where the thread's checklist shows only the latest.
+	// goSeen is when the watch saw each.
 	goValues []string
+	goSeen   []time.Time
+	// runs are the Kafka container's runs the kubelet reported (its
+	// current and last state), by start (Unix seconds: the kubelet's
+	// times have 1 s resolution).
+	runs map[int64]brokerRun
 }
 
 type podWatch struct {
@@ -329,8 +209,11 @@ func watchPods(t *testing.T) *podWatch {
 			pw.mu.Lock()
 			r := pw.pods[p.UID]
 			if r == nil {
-				r = &podRecord{pod: p.DeepCopy(), added: now}
+				r = &podRecord{pod: p.DeepCopy(), added: now, runs: map[int64]brokerRun{}}
 				pw.pods[p.UID] = r
+			}
+			if c, ok := kafkaStatusOf(p); ok {
+				r.addRuns(c)
 			}
 			for _, st := range p.Status.ContainerStatuses {
 				if st.State.Terminated != nil && r.finished.IsZero() {
@@ -347,6 +230,7 @@ func watchPods(t *testing.T) *podWatch {
 			}
 			if v := p.Annotations[recovery.AnnotationGo]; v != "" && (len(r.goValues) == 0 || r.goValues[len(r.goValues)-1] != v) {
 				r.goValues = append(r.goValues, v)
+				r.goSeen = append(r.goSeen, now)
 			}
 			if (ev.Type == watch.Deleted || p.DeletionTimestamp != nil) && r.deleted.IsZero() {
 				r.deleted = now
@@ -358,6 +242,38 @@ func watchPods(t *testing.T) *podWatch {
 	return pw
 }
 
+// addRuns records the runs a container status reports: the one running
+// now, and the ones that ended (current and last termination state).
+func (r *podRecord) addRuns(c corev1.ContainerStatus) {
+	if run := c.State.Running; run != nil {
+		if _, ok := r.runs[run.StartedAt.Unix()]; !ok {
+			r.runs[run.StartedAt.Unix()] = brokerRun{start: run.StartedAt.Time}
+		}
+	}
+	for _, term := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+		if term != nil && !term.StartedAt.IsZero() {
+			r.runs[term.StartedAt.Unix()] = brokerRun{start: term.StartedAt.Time, end: term.FinishedAt.Time}
+		}
+	}
+}
+
+// kafkaRuns are the Kafka container's runs in the pod (name, uid) as the
+// watch saw them, by start.
+func (pw *podWatch) kafkaRuns(name string, uid types.UID) []brokerRun {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	r := pw.pods[uid]
+	if r == nil || r.pod.Name != name {
+		return nil
+	}
+	var out []brokerRun
+	for _, run := range r.runs {
+		out = append(out, run)
+	}
+	slices.SortFunc(out, func(a, b brokerRun) int { return a.start.Compare(b.start) })
+	return out
+}
+
 // debugPods returns the records of the bot's debug pods for broker.
 func (pw *podWatch) debugPods(broker string) []podRecord {
 	pw.mu.Lock()
@@ -367,6 +283,8 @@ func (pw *podWatch) debugPods(broker string) []podRecord {
 		if r.pod.Labels[kube.LabelManagedBy] == kube.ManagedByBot && r.pod.Name == recovery.DebugPodName(broker) {
 			c := *r
 			c.goValues = slices.Clone(r.goValues)
+			c.goSeen = slices.Clone(r.goSeen)
+			c.runs = nil
 			out = append(out, c)
 		}
 	}
