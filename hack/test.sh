@@ -132,7 +132,7 @@ log "go test passed in $((SECONDS - start))s"
 # Go 1.27, not in 1.26; seen in CI on FuzzParse).
 fuzz_execs=4000
 start=${SECONDS}
-go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=${fuzz_execs}x ./internal/handlers
+go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=${fuzz_execs}x ./internal/command
 go test -run='^$' -fuzz='^FuzzInteractionPayload$' -fuzztime=${fuzz_execs}x ./internal/handlers
 go test -run='^$' -fuzz='^FuzzVerify$' -fuzztime=${fuzz_execs}x ./internal/approval
 go test -run='^$' -fuzz='^FuzzWebhook$' -fuzztime=${fuzz_execs}x ./internal/amreceiver

@@ -89,7 +89,7 @@ alone takes its namespace from -n, else from the kubeconfig context.`,
 				arg = flags.namespace + "/" + arg
 			}
 			if strings.Contains(arg, "/") {
-				if _, err := kube.ParseClusterKey(arg); err != nil {
+				if _, err := kube.ParseKafkaClusterKey(arg); err != nil {
 					return usageError{err}
 				}
 			}
@@ -103,7 +103,7 @@ alone takes its namespace from -n, else from the kubeconfig context.`,
 				}
 				arg = where.namespace + "/" + arg
 			}
-			key, err := kube.ParseClusterKey(arg)
+			key, err := kube.ParseKafkaClusterKey(arg)
 			if err != nil {
 				return usageError{err}
 			}
@@ -156,7 +156,7 @@ func listEscalations(ctx context.Context, client *kube.Client, namespace string,
 
 // clearEscalation shows the record and removes it, after "yes" on a
 // terminal unless yes is set.
-func clearEscalation(ctx context.Context, client *kube.Client, key kube.ClusterKey, yes bool, stdin io.Reader, stdout io.Writer) error {
+func clearEscalation(ctx context.Context, client *kube.Client, key kube.KafkaClusterKey, yes bool, stdin io.Reader, stdout io.Writer) error {
 	e, found, err := client.GetEscalation(ctx, key)
 	if err != nil {
 		return err

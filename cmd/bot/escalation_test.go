@@ -22,7 +22,7 @@ func TestEscalationListAndClear(t *testing.T) {
 	if err := listEscalations(ctx, client, "", &out); err != nil || !strings.Contains(out.String(), "No cluster is escalated") {
 		t.Fatalf("empty list: %v\n%s", err, out.String())
 	}
-	key := kube.ClusterKeyOf("kafka", "foobar")
+	key := kube.KafkaClusterKeyOf("kafka", "foobar")
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	if _, _, err := client.Escalate(ctx, kube.Escalation{Key: key, Pod: "foobar-kafka-broker-0", ApprovalID: "APPR1", Reason: "new pod crash-looping", At: at}); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestEscalationListNamespace(t *testing.T) {
 	ctx := context.Background()
 	client := kube.New(fake.NewClientset(), kube.Options{Namespaces: []string{"kafka", "kafka-2"}})
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for _, key := range []kube.ClusterKey{kube.ClusterKeyOf("kafka", "one"), kube.ClusterKeyOf("kafka-2", "two")} {
+	for _, key := range []kube.KafkaClusterKey{kube.KafkaClusterKeyOf("kafka", "one"), kube.KafkaClusterKeyOf("kafka-2", "two")} {
 		if _, _, err := client.Escalate(ctx, kube.Escalation{Key: key, Pod: "p", ApprovalID: "A", Reason: "r", At: at}); err != nil {
 			t.Fatal(err)
 		}

@@ -107,7 +107,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 // servedClusters are the clusters `bot serve` serves: CLUSTERS_FILE's,
 // or, without it, one named CLUSTER_NAME from KUBECONFIG (or the in-cluster
-// config) with KAFKA_NAMESPACES, as before issue 15. home is the bot's
+// config) with KAFKA_NAMESPACES. home is the bot's
 // own cluster, which holds the sweep leader Leases: the in-cluster config
 // when running in a pod, else nil (the first cluster).
 func servedClusters(cfg *config.Config) (clusters []serve.Cluster, home *rest.Config, err error) {

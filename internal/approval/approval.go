@@ -71,9 +71,9 @@ type Approval struct {
 	ID string
 	// ClusterName is the Kubernetes cluster the pod is in (CLUSTERS_FILE's
 	// name, or CLUSTER_NAME). A click is routed only to the cluster its
-	// token names; a token naming no cluster (signed before issue 15, or by
-	// a bot without CLUSTER_NAME) is honoured only by a bot serving exactly
-	// one cluster (see handlers).
+	// token names; a token naming no cluster (signed by a bot without
+	// cluster names) is honoured only by a bot serving exactly one cluster
+	// (see handlers).
 	ClusterName string
 	// Namespace, Pod and PodUID name the broker pod as it was diagnosed.
 	Namespace string

@@ -4,7 +4,9 @@
 package approval
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,7 +88,7 @@ func TestApplyRefusesAnotherApprovalsRecord(t *testing.T) {
 		func(r *Record) { r.ID = "ID2" },
 		func(r *Record) { r.Pod = "broker-1" },
 		func(r *Record) { r.Namespace = "other" },
-		func(r *Record) { r.Cluster = "prod-us" }, // same namespace and pod, another cluster
+		func(r *Record) { r.KubeCluster = "prod-us" }, // same namespace and pod, another cluster
 	} {
 		rec := NewRecord(a, 1)
 		change(&rec)
@@ -152,5 +154,27 @@ func TestContainment4_SealedRecordRoundTrip(t *testing.T) {
 	}
 	if _, _, err := SealRecord([]byte("short"), r); !errors.Is(err, ErrWeakSecret) {
 		t.Errorf("a weak key sealed a record: %v", err)
+	}
+}
+
+// TestStoredRecordDecodes: a decision record stored by an earlier version
+// (the field was then called Cluster; its wire name "cluster" is kept)
+// decodes with its Kubernetes cluster, and encodes back under that name.
+func TestStoredRecordDecodes(t *testing.T) {
+	stored := `{"id":"01JDZ7Q3K6V5","cluster":"prod-eu","namespace":"kafka","pod":"broker-0","required":2,` +
+		`"approvals":[{"user":"U0LEAD","at":"2026-11-29T17:00:00Z"}],"expiresAt":"2026-11-29T17:30:00Z"}`
+	var r Record
+	if err := json.Unmarshal([]byte(stored), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.KubeCluster != "prod-eu" || r.Pod != "broker-0" || r.Required != 2 || len(r.Approvals) != 1 {
+		t.Fatalf("decoded %+v", r)
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"cluster":"prod-eu"`) {
+		t.Errorf("encoded %s, want the wire name cluster", out)
 	}
 }

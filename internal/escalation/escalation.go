@@ -43,7 +43,7 @@ func (a Slack) EscalationFor(ctx context.Context, namespace, pod, approvalID str
 
 // ClearEscalation implements handlers.Escalations.
 func (a Slack) ClearEscalation(ctx context.Context, kafkaCluster, uid string) (handlers.EscalationRef, error) {
-	key, err := kube.ParseClusterKey(kafkaCluster)
+	key, err := kube.ParseKafkaClusterKey(kafkaCluster)
 	if err != nil {
 		return handlers.EscalationRef{}, err
 	}

@@ -18,8 +18,8 @@ func TestSlackAdapter(t *testing.T) {
 	client := kube.New(fake.NewClientset(), kube.Options{})
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, e := range []kube.Escalation{
-		{Key: kube.ClusterKeyOf("kafka", "a"), Pod: "a-broker-0", ApprovalID: "APPR-A", At: at},
-		{Key: kube.ClusterKeyOf("kafka", "b"), Pod: "b-broker-0", ApprovalID: "APPR-B", At: at.Add(time.Minute)},
+		{Key: kube.KafkaClusterKeyOf("kafka", "a"), Pod: "a-broker-0", ApprovalID: "APPR-A", At: at},
+		{Key: kube.KafkaClusterKeyOf("kafka", "b"), Pod: "b-broker-0", ApprovalID: "APPR-B", At: at.Add(time.Minute)},
 	} {
 		if _, _, err := client.Escalate(ctx, e); err != nil {
 			t.Fatal(err)

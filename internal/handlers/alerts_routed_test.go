@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -41,7 +42,7 @@ func TestRoutedAlertPostsAndApprovesInItsChannel(t *testing.T) {
 	}
 	if token, _ := silenceMenu(t, m.Blocks); token == "" {
 		t.Error("no Silence menu")
-	} else if g, err := verifySilence(testSecret, token, now); err != nil || g.Channel != channel {
+	} else if g, err := grant.VerifySilence(testSecret, token, now); err != nil || g.Channel != channel {
 		t.Errorf("silence grant %+v (%v), want bound to %s", g, err, channel)
 	}
 	h.click(m, slackview.ActionApprove, approver)

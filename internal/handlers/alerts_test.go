@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
@@ -96,13 +98,13 @@ func (f *fakeSilencer) calls() []alert.Silence {
 // alertHarness is a running bot with alerts enabled.
 type alertHarness struct {
 	*harness
-	notifier *AlertNotifier
+	notifier *alertnotify.Notifier
 	silencer *fakeSilencer
 }
 
 func startAlertBot(t *testing.T) *alertHarness {
 	t.Helper()
-	n := NewAlertNotifier(alertChan)
+	n := alertnotify.New(alertChan)
 	sil := &fakeSilencer{}
 	h := startBot(t, func(o *Options) {
 		o.Alerts, o.Clusters[0].Silencer, o.Clusters[0].Sweeper = n, sil, sil
@@ -158,7 +160,7 @@ func silenceMenu(t testing.TB, raw []byte) (token string, options []string) {
 	}
 	for _, b := range list {
 		for _, e := range b.Elements {
-			if tok, ok := strings.CutPrefix(e.ActionID, actionSilenceMenu); ok && e.Type == "overflow" {
+			if tok, ok := strings.CutPrefix(e.ActionID, slackview.ActionSilenceMenu); ok && e.Type == "overflow" {
 				for _, o := range e.Options {
 					options = append(options, o.Value)
 				}
@@ -200,21 +202,21 @@ func TestAlertNotifyPostsDiagnosisWithSilenceButtons(t *testing.T) {
 	if err != nil {
 		t.Fatalf("approve button: %v", err)
 	}
-	if a.Requester != sweepRequester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
+	if a.Requester != alertnotify.Requester || a.Channel != alertChan || a.PodUID != seedUID || a.Action != diagnose.ActionMoveMetadataLog {
 		t.Errorf("approval token carries %+v", a)
 	}
 	token, options := silenceMenu(t, m.Blocks)
-	g, err := verifySilence(testSecret, token, now)
+	g, err := grant.VerifySilence(testSecret, token, now)
 	if err != nil {
 		t.Fatalf("silence menu token: %v", err)
 	}
-	if g.Key != seedNamespace+"/"+seedPod || g.duration() != 7*24*time.Hour || g.Channel != alertChan {
+	if g.Key != seedNamespace+"/"+seedPod || g.Duration() != 7*24*time.Hour || g.Channel != alertChan {
 		t.Errorf("silence menu grants %+v", g)
 	}
 	if want := []string{"1h", "24h", "7d"}; !slices.Equal(options, want) {
 		t.Errorf("silence menu options %v, want %v", options, want)
 	}
-	if bs[actionSilence+"24h"] != nil {
+	if bs[slackview.ActionSilence+"24h"] != nil {
 		t.Error("Silence buttons posted beside the menu")
 	}
 	h.noAckFailures()
@@ -244,9 +246,12 @@ func TestAlertBanners(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &Bot{opts: Options{ApprovalSecret: testSecret, ApprovalTTL: time.Hour}, log: slog.New(slog.DiscardHandler)}
+			if err := b.setupClusters(&Options{Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}}); err != nil {
+				t.Fatal(err)
+			}
 			a := seedAlert(t, now)
 			tt.mutate(&a)
-			msg, details := b.renderAlert(context.Background(), &member{}, a, alertChan, now)
+			msg, details := alertnotify.RenderAlert(context.Background(), alertSide{b}, "", a, alertChan, now)
 			blocks := append(msg.Blocks, details.Blocks...)
 			if p := validateBlocks(blocks); len(p) > 0 {
 				t.Errorf("blocks break limits:\n%s", strings.Join(p, "\n"))
@@ -290,7 +295,7 @@ func TestAlertResolveUpdatesMessageAndThread(t *testing.T) {
 			a := seedAlert(t, h.clock.Now())
 			m := h.notify(a)
 			if tt.forget {
-				h.bot.messages = slacktransport.NewLRU[string, *parentMessage](alertMessages)
+				h.bot.messages = slacktransport.NewMessages(messageCacheSize)
 			}
 			h.clock.Advance(20 * time.Minute)
 			a.Findings, a.Snapshot = nil, diagnose.Snapshot{}
@@ -332,7 +337,7 @@ func TestAlertApproveFromAlertRunsRepair(t *testing.T) {
 		return len(th) > 0 && strings.Contains(th[len(th)-1].Text, "Repair succeeded")
 	})
 	reqs := h.repairer.calls()
-	if len(reqs) != 1 || reqs[0].Requester != sweepRequester || reqs[0].Approver != approver || reqs[0].Channel != alertChan {
+	if len(reqs) != 1 || reqs[0].Requester != alertnotify.Requester || reqs[0].Approver != approver || reqs[0].Channel != alertChan {
 		t.Fatalf("repair requests %+v", reqs)
 	}
 	// The alert resolves afterwards: the decision and the repair's outcome stay.
@@ -379,7 +384,7 @@ func TestAlertGroupLifecycle(t *testing.T) {
 		t.Error("a grouped alert offers a repair")
 	}
 	menu, _ := silenceMenu(t, m.Blocks)
-	sil, err := verifySilence(testSecret, menu, h.clock.Now())
+	sil, err := grant.VerifySilence(testSecret, menu, h.clock.Now())
 	if err != nil || sil.Key != g.Key {
 		t.Fatalf("cluster silence button grants %+v, %v; want key %s", sil, err, g.Key)
 	}
@@ -446,14 +451,14 @@ func TestSweepSummary(t *testing.T) {
 }
 
 func TestNotifierFailsWhenTheBotDoesNotRun(t *testing.T) {
-	n := NewAlertNotifier(alertChan)
+	n := alertnotify.New(alertChan)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := n.Notify(ctx, seedAlert(t, time.Now())); !errors.Is(err, context.Canceled) {
 		t.Errorf("Notify before Run = %v, want context.Canceled", err)
 	}
 	if _, err := New(Options{AppToken: "xapp-1", BotToken: "xoxb-1", ApprovalSecret: testSecret,
-		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: NewAlertNotifier("")}); err == nil {
+		Clusters: []ClusterOptions{{Reader: newFakeCluster(t)}}, Diagnoser: seedDiagnoser{}, Alerts: alertnotify.New("")}); err == nil {
 		t.Error("New accepted a notifier without a channel")
 	}
 }

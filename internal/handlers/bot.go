@@ -24,8 +24,11 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/diagshare"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
@@ -116,8 +119,8 @@ type Options struct {
 	HTTPClient *http.Client
 
 	// Alerts, when set, is the notifier the health sweep posts through
-	// (NewAlertNotifier); the bot connects it to its poster when Run starts.
-	Alerts *AlertNotifier
+	// (alertnotify.New); the bot connects it to its poster when Run starts.
+	Alerts *alertnotify.Notifier
 
 	// Clusters are the Kubernetes clusters the bot serves, each with its
 	// own reader, repairer, decision and escalation records and sweep: at
@@ -158,13 +161,12 @@ type Bot struct {
 	connected atomic.Bool
 	started   atomic.Bool
 
-	queue  *slacktransport.JobQueue // the worker pool and the fair queue in front of it
-	shared *coalescer               // diagnoses running or recently finished, by pod
+	queue  *slacktransport.JobQueue        // the worker pool and the fair queue in front of it
+	shared *diagshare.Sharer[slashRequest] // diagnoses running or recently finished, by pod
 	wg     sync.WaitGroup
 	seen   *slacktransport.LRU[string, struct{}]
-	// members are the clusters served, in order; byName finds them.
-	members []*member
-	byName  map[string]*member
+	// clusters are the clusters served, in order and by name.
+	clusters *fleet.Members[*member]
 	// runCtx is Run's context, for jobs that are owed to a request but
 	// were not started by one (set before any job runs).
 	runCtx context.Context
@@ -173,7 +175,7 @@ type Bot struct {
 	workspaceURL string
 	// messages are the live copies of messages this process posted or saw
 	// clicked (alerts, diagnoses), by channel/ts.
-	messages *slacktransport.LRU[string, *parentMessage]
+	messages *slacktransport.Messages
 }
 
 // New checks opts and builds a Bot; it does not connect.
@@ -201,7 +203,7 @@ func New(opts Options) (*Bot, error) {
 		opts.QueueSize = 0
 	}
 	if opts.ShareWindow == 0 {
-		opts.ShareWindow = defaultShareWindow
+		opts.ShareWindow = diagshare.DefaultWindow
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -217,18 +219,18 @@ func New(opts Options) (*Bot, error) {
 		log:          opts.Logger,
 		clock:        opts.Clock,
 		approvers:    map[string]bool{},
-		shared:       newCoalescer(opts.ShareWindow, opts.Clock),
+		shared:       diagshare.New[slashRequest](opts.ShareWindow, opts.Clock),
 		runCtx:       context.Background(),
 		workspaceURL: "https://slack.com/",
 		seen:         slacktransport.NewLRU[string, struct{}](seenEnvelopes),
-		messages:     slacktransport.NewLRU[string, *parentMessage](alertMessages),
+		messages:     slacktransport.NewMessages(messageCacheSize),
 	}
 	if err := b.setupClusters(&opts); err != nil {
 		return nil, err
 	}
 	b.queue = slacktransport.NewJobQueue(opts.Workers, opts.QueueSize, b.wg.Go)
 	if opts.Alerts != nil {
-		if err := opts.Alerts.bind(b); err != nil {
+		if err := opts.Alerts.Bind(alertSide{b}); err != nil {
 			return nil, err
 		}
 	}
@@ -277,9 +279,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.runCtx = ctx
 	b.poster = slacktransport.NewPoster(ctx, b.sm, b.log, &b.wg)
 	if b.opts.Alerts != nil {
-		b.opts.Alerts.start(b.poster)
+		b.opts.Alerts.Start(b.poster)
 	}
-	for _, m := range b.members {
+	for _, m := range b.clusters.All() {
 		if m.Resumer == nil {
 			continue
 		}
@@ -309,7 +311,7 @@ loop:
 	b.setConnected(false)
 	cancel()
 	if b.opts.Alerts != nil {
-		b.opts.Alerts.stop()
+		b.opts.Alerts.Stop()
 	}
 	b.wg.Wait()
 	if b.transport != nil {

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -18,6 +17,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/repairthread"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -139,7 +139,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(alreadyDecided(out)))
 		return
 	}
-	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
+	parent := b.messages.Track(c.Channel, c.MessageTS, c.Blocks)
 	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	if len(out.Dropped) > 0 {
 		dropped := make([]string, len(out.Dropped))
@@ -153,7 +153,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// no other (m is that cluster).
 	if !c.Approve {
 		b.audit("approval.rejected", c, a)
-		parent.decide(slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
+		decide(parent, slackview.RejectedLine(c.User, now), slackview.RejectedStatus)
 		rep.UpdateParent()
 		rep.Say(slackview.RejectedReply(c.User, a.Pod))
 		rep.Wait(ctx)
@@ -169,7 +169,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 		return
 	}
 	b.audit("approval.approved", c, a, "approvers", strings.Join(rec.Approvers(), ","))
-	parent.decide(slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
+	decide(parent, slackview.ApprovedLine(rec.Approvers(), now), slackview.ApprovedStatus)
 	rep.UpdateParent()
 	plan := slackview.Plan(a.Action, a.Target, b.podLabel(m, a.Namespace, a.Pod), a.PodUID, a.Rule)
 	if m.Repairer == nil {
@@ -189,7 +189,7 @@ func (b *Bot) handleClick(ctx context.Context, c click) {
 	// The repair outlives this click's worker slot and deadline: it runs
 	// for as long as the Repairer's own timeouts allow, until the bot stops.
 	b.wg.Go(func() {
-		fin := &finishOnce{Reporter: rep}
+		fin := &recovery.FinishOnce{Reporter: rep}
 		sum := m.Repairer.Repair(b.runCtx, req, fin)
 		fin.Finish(b.runCtx, sum)
 		if sum.Outcome == recovery.OutcomeCrashAgain {
@@ -214,7 +214,7 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 	case err != nil:
 		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err), slackview.RefuseInvalidToken}
 	}
-	m, ok := b.memberNamed(a.ClusterName)
+	m, ok := b.clusters.Named(a.ClusterName)
 	if !ok {
 		if a.ClusterName == "" {
 			return a, nil, &refusal{"unknown-cluster", slackview.RefuseNoCluster}
@@ -253,7 +253,7 @@ func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Appr
 	b.log.Warn("a decision record does not verify: someone else wrote or changed it; nothing was decided",
 		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
 	text := slackview.UnsignedRecord(a.ID, a.Namespace)
-	parent := b.trackMessage(c.Channel, c.MessageTS, c.Blocks)
+	parent := b.messages.Track(c.Channel, c.MessageTS, c.Blocks)
 	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
 	rep.Say(text)
 	rep.Wait(ctx)
@@ -309,32 +309,14 @@ func (b *Bot) audit(event string, c click, a approval.Approval, extra ...any) {
 	b.log.Info("approval decision", append(attrs, extra...)...)
 }
 
-var _ recovery.PlanReporter = (*finishOnce)(nil)
-
-// finishOnce makes sure the summary is posted exactly once, whether or not
-// the Repairer calls Finish itself.
-type finishOnce struct {
-	recovery.Reporter
-	done atomic.Bool
-}
-
-// Finish forwards the first call only.
-func (f *finishOnce) Finish(ctx context.Context, s recovery.Summary) {
-	if f.done.Swap(true) {
-		return
-	}
-	f.Reporter.Finish(ctx, s)
-}
-
-// Planned forwards the plan to the Reporter when it takes one.
-func (f *finishOnce) Planned(ctx context.Context, steps []string) {
-	if pr, ok := f.Reporter.(recovery.PlanReporter); ok {
-		pr.Planned(ctx, steps)
-	}
-}
-
 // approvalChannelList is for messages: the channels where Approve counts
 // for m's repairs.
 func (m *member) approvalChannelList() string {
 	return slackview.ApprovalChannels(slices.Collect(maps.Keys(m.approvalChannels)))
+}
+
+// decide removes the message's buttons and records who decided, with a
+// status line (slackview.Decided).
+func decide(m *slacktransport.Message, decision, status string) {
+	m.Rewrite(func(blocks []slack.Block) []slack.Block { return slackview.Decided(blocks, decision, status) })
 }

@@ -138,7 +138,7 @@ func handlePayloadChecked(t *testing.T, payload string) int {
 			t.Fatalf("a repair ran on a token that does not verify (%v): %q", err, c.Token)
 		case !c.Approve || !b.isApprover(c.User):
 			t.Fatalf("a repair ran on approve=%t by %q", c.Approve, c.User)
-		case !b.members[0].approvalChannels[c.Channel]:
+		case !b.clusters.All()[0].approvalChannels[c.Channel]:
 			t.Fatalf("a repair ran on an approval in channel %q, not an approval channel", c.Channel)
 		case c.User == a.Requester:
 			t.Fatalf("a repair ran on its requester's own approval")

@@ -42,7 +42,7 @@ type clickBench struct {
 	api      *recordingAPI
 	repairer *fakeRepairer
 	// parent is the clicked message as the bot keeps it.
-	parent *parentMessage
+	parent *slacktransport.Message
 }
 
 // newClickBench builds the bot: one unnamed cluster with a repairer,
@@ -69,7 +69,7 @@ func newClickBench(t *testing.T, mutate func(o *Options, rep *fakeRepairer)) *cl
 	api := &recordingAPI{}
 	b.runCtx = ctx
 	b.poster = slacktransport.NewPoster(ctx, api, b.log, &b.wg)
-	parent := b.trackMessage(channel, clickTS, nil)
+	parent := b.messages.Track(channel, clickTS, nil)
 	return &clickBench{t: t, b: b, api: api, repairer: rep, parent: parent}
 }
 

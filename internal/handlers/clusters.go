@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -88,9 +89,6 @@ type member struct {
 	// own list, else Options.Approvers (approverIDs in order, for messages).
 	approvers   map[string]bool
 	approverIDs []string
-	// breaker skips the cluster while it fails; nil for a bot's only
-	// cluster, which has no other to answer instead.
-	breaker *fleet.Breaker
 }
 
 // isApprover reports whether user may approve this cluster's repairs now.
@@ -99,31 +97,15 @@ func (m *member) isApprover(user string) bool { return m.approvers[user] }
 // approverList is for messages: this cluster's approvers as mentions.
 func (m *member) approverList() string { return slackview.ApproverList(m.approverIDs) }
 
-// label is the cluster's name for messages ("" for an unnamed only cluster).
-func (m *member) label() string { return m.Name }
-
-// setupClusters builds b.members from opts.Clusters and checks them.
+// setupClusters builds b.clusters from opts.Clusters and checks them.
 func (b *Bot) setupClusters(opts *Options) error {
-	list := opts.Clusters
-	if len(list) == 0 {
-		return errors.New("handlers: no Clusters")
-	}
-	b.byName = map[string]*member{}
-	for i, c := range list {
-		switch {
-		case c.Reader == nil:
+	var list []*member
+	for i, c := range opts.Clusters {
+		if c.Reader == nil {
 			return fmt.Errorf("handlers: cluster %d (%s) has no Reader", i, c.Name)
-		case len(list) > 1 && fleet.ValidName(c.Name) != nil:
-			return fmt.Errorf("handlers: cluster %d: name %q: %v", i, c.Name, fleet.ValidName(c.Name))
-		}
-		if _, dup := b.byName[c.Name]; dup {
-			return fmt.Errorf("handlers: cluster %q is listed twice", c.Name)
 		}
 		m := &member{ClusterOptions: c, decisions: c.Decisions, approvalChannels: map[string]bool{}, approvers: map[string]bool{},
 			approverIDs: opts.Approvers}
-		if len(list) > 1 {
-			m.breaker = &fleet.Breaker{Period: opts.BreakerPeriod, Now: opts.Clock}
-		}
 		if len(c.Approvers) > 0 {
 			m.approverIDs = c.Approvers
 		}
@@ -142,32 +124,21 @@ func (b *Bot) setupClusters(opts *Options) error {
 		for _, ch := range c.ApprovalChannels {
 			m.approvalChannels[ch] = true
 		}
-		if opts.Alerts != nil && opts.Alerts.channel != "" {
-			m.approvalChannels[opts.Alerts.channel] = true
+		if opts.Alerts != nil && opts.Alerts.Channel() != "" {
+			m.approvalChannels[opts.Alerts.Channel()] = true
 		}
-		b.members = append(b.members, m)
-		b.byName[c.Name] = m
+		list = append(list, m)
 	}
+	clusters, err := fleet.NewMembers(list, func(m *member) string { return m.Name }, opts.LookupTimeout, opts.BreakerPeriod, opts.Clock, shortReason)
+	if err != nil {
+		return fmt.Errorf("handlers: %w", err)
+	}
+	b.clusters = clusters
 	return nil
 }
 
 // multi reports whether the bot serves several clusters.
-func (b *Bot) multi() bool { return len(b.members) > 1 }
-
-// memberNamed returns the cluster a token or record names. A name the bot
-// does not serve is refused. An empty name (a token signed by a bot
-// without cluster names) means the only cluster of a bot serving one, and
-// is refused by a bot serving several: it cannot say which cluster it was
-// meant for.
-func (b *Bot) memberNamed(name string) (*member, bool) {
-	if m, ok := b.byName[name]; ok {
-		return m, true
-	}
-	if name == "" && len(b.members) == 1 {
-		return b.members[0], true
-	}
-	return nil, false
-}
+func (b *Bot) multi() bool { return b.clusters.Several() }
 
 // inCluster prefixes path ("namespace" or "namespace/pod") with m's
 // cluster on a bot serving several ("prod-eu/kafka"), so a message never
@@ -192,52 +163,11 @@ func (b *Bot) grantCluster(m *member) string {
 
 // clusterNames lists the served clusters' names, for messages.
 func (b *Bot) clusterNames() string {
-	names := make([]string, len(b.members))
-	for i, m := range b.members {
+	names := make([]string, len(b.clusters.All()))
+	for i, m := range b.clusters.All() {
 		names[i] = "`" + m.Name + "`"
 	}
 	return strings.Join(names, ", ")
-}
-
-// callResult is one cluster's answer to a concurrent call.
-type callResult[T any] struct {
-	m   *member
-	val T
-	err error
-	// unreachable is set when the cluster was not asked (its breaker is
-	// open) or did not answer in time; it says why, shortly.
-	unreachable string
-}
-
-// asking is how the bot asks its clusters: failures said shortly, and on
-// a bot serving several each within LookupTimeout (the only cluster of a
-// bot has the caller's time: no other can answer instead). answered says
-// whether an error still means the cluster answered (it then counts as
-// reachable).
-func (b *Bot) asking(answered func(error) bool) fleet.Asking {
-	a := fleet.Asking{Answered: answered, Reason: shortReason}
-	if b.multi() {
-		a.Timeout = b.opts.LookupTimeout
-	}
-	return a
-}
-
-// eachCluster calls fn on every cluster at once through fleet.Each, as
-// asking says, skipping clusters whose breaker is open. It returns the
-// results in cluster order.
-func eachCluster[T any](ctx context.Context, b *Bot, fn func(ctx context.Context, m *member) (T, error), answered func(error) bool) []callResult[T] {
-	breakers := make([]*fleet.Breaker, len(b.members))
-	for i, m := range b.members {
-		breakers[i] = m.breaker
-	}
-	outcomes := fleet.Each(ctx, b.asking(answered), breakers, func(ctx context.Context, i int) (T, error) {
-		return fn(ctx, b.members[i])
-	})
-	out := make([]callResult[T], len(outcomes))
-	for i, o := range outcomes {
-		out[i] = callResult[T]{m: b.members[i], val: o.Val, err: o.Err, unreachable: o.Unreachable}
-	}
-	return out
 }
 
 // shortReason is an error's first line, shortened, for "cannot be reached (…)".
@@ -250,20 +180,20 @@ func shortReason(err error) string {
 // Cluster, or a Scope that is a cluster name) and the namespace it names,
 // or nil when it names none (a search over every cluster). A Scope that is
 // both a cluster name and a namespace is taken as the cluster.
-func (b *Bot) commandCluster(cmd Command) (*member, string, error) {
-	if cmd.Cluster != "" {
-		m, ok := b.byName[cmd.Cluster]
+func (b *Bot) commandCluster(cmd command.Command) (*member, string, error) {
+	if cmd.KubeCluster != "" {
+		m, ok := b.clusters.Exact(cmd.KubeCluster)
 		if !ok {
-			return nil, "", usageErrorf("I serve no cluster named %s; clusters: %s", quoteFragment(cmd.Cluster), b.clusterNames())
+			return nil, "", command.Usagef("I serve no cluster named %s; clusters: %s", command.Quote(cmd.KubeCluster), b.clusterNames())
 		}
 		return m, cmd.Namespace, nil
 	}
 	if cmd.Scope != "" {
-		if m, ok := b.byName[cmd.Scope]; ok {
+		if m, ok := b.clusters.Exact(cmd.Scope); ok {
 			return m, cmd.Namespace, nil
 		}
 		if cmd.Namespace != "" {
-			return nil, "", usageErrorf("the namespace is given twice")
+			return nil, "", command.Usagef("the namespace is given twice")
 		}
 		return nil, cmd.Scope, nil
 	}

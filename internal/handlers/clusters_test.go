@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/approval"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
@@ -299,7 +300,7 @@ func TestFleetUnknownClusterInCommand(t *testing.T) {
 // cluster's sweep only (the other cluster has the same pod), End silence
 // ends it there, and /kafka silences and /kafka sweep cover every cluster.
 func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
-	n := NewAlertNotifier(alertChan)
+	n := alertnotify.New(alertChan)
 	euSil, usSil := &fakeSilencer{}, &fakeSilencer{}
 	f := startFleet(t, func(o *Options) {
 		o.Alerts = n

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/diagshare"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
@@ -136,7 +137,7 @@ func approveToken(t *testing.T, m slackemu.Message) string {
 func TestRecentRequestSharesUntilWindowEnds(t *testing.T) {
 	h := startSharingBot(t, nil)
 	first := h.diagnose()
-	h.clock.Advance(defaultShareWindow - time.Second)
+	h.clock.Advance(diagshare.DefaultWindow - time.Second)
 	h.slash(stranger, channel, "diagnose broker-0")
 	e := h.ephemeral(channel, stranger, linkTo(first))
 	if !strings.Contains(e.Text, "59s ago") || !strings.Contains(e.Text, slackview.Mention(requester)) {

@@ -6,12 +6,14 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"time"
+	"errors"
 
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/repairthread"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -37,32 +39,11 @@ type EscalationRef struct {
 	Pod          string
 }
 
-// Escalation button: action id and token domain (an escalation token is
-// never an approval or silence token, and the other way round).
+// Escalation button: action and block ids.
 const (
 	actionClearEscalation = "kafkabot.escalation.clear"
 	blockEscalation       = "kafkabot.escalation"
-	escalationDomain      = "kafkabot/escalation-clear/v1\x00"
-	// escalationButtonTTL is how long the Clear button works; afterwards
-	// `bot escalation clear` does.
-	escalationButtonTTL = 7 * 24 * time.Hour
 )
-
-// escalationGrant is what a Clear escalation button may do: clear the
-// record UID of KafkaCluster in the Kubernetes cluster Cluster, clicked in
-// Channel, reporting in Thread.
-type escalationGrant struct {
-	V int `json:"v"`
-	// Cluster is the Kubernetes cluster holding the record ("" from a bot
-	// without cluster names: only a bot serving one cluster honours it).
-	Cluster      string `json:"kc,omitempty"`
-	KafkaCluster string `json:"cluster"`
-	UID          string `json:"uid"`
-	Channel      string `json:"ch"`
-	Thread       string `json:"th"`
-	IssuedAt     int64  `json:"iat"`
-	ExpiresAt    int64  `json:"exp"`
-}
 
 // offerEscalationClear posts, in the thread of a repair whose broker
 // crashed again, the escalation and a button approvers use to clear it.
@@ -79,9 +60,9 @@ func (b *Bot) offerEscalationClear(ctx context.Context, rep *repairthread.Report
 	}
 	now := b.clock()
 	channel, thread := rep.Thread()
-	token, err := approval.SignPayload(b.opts.ApprovalSecret, escalationDomain, escalationGrant{
-		V: 1, Cluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: channel, Thread: thread,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(escalationButtonTTL).Unix(),
+	token, err := grant.SignEscalation(b.opts.ApprovalSecret, grant.Escalation{
+		KubeCluster: b.grantCluster(m), KafkaCluster: ref.KafkaCluster, UID: ref.UID, Channel: channel, Thread: thread,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(grant.EscalationButtonTTL).Unix(),
 	})
 	if err != nil {
 		b.log.Error("signing the clear-escalation button failed", "cluster", ref.KafkaCluster, "error", err)
@@ -128,29 +109,27 @@ func escalationClickFrom(cb slack.InteractionCallback) (escalationClick, bool) {
 // record it names, and says so in the repair's thread. Clearing lets the
 // bot touch the cluster again, so it takes an approver.
 func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
-	var g escalationGrant
-	err := approval.OpenPayload(b.opts.ApprovalSecret, escalationDomain, c.Token, &g)
+	g, err := grant.VerifyEscalation(b.opts.ApprovalSecret, c.Token, b.clock())
 	refuse := func(reason, text string) {
 		b.log.Info("escalation decision", "audit", true, "event", "escalation.refused", "reason", reason,
-			"user", c.User, "channel", c.Channel, "kube_cluster", g.Cluster, "cluster", g.KafkaCluster)
+			"user", c.User, "channel", c.Channel, "kube_cluster", g.KubeCluster, "cluster", g.KafkaCluster)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text+slackview.RefuseEscalationNothing))
 	}
 	switch {
-	case err != nil || g.V != 1 || g.KafkaCluster == "" || g.UID == "":
-		g = escalationGrant{}
-		refuse("invalid-token", slackview.RefuseEscalationInvalidToken)
-		return
-	case !b.clock().Before(time.Unix(g.ExpiresAt, 0)):
+	case errors.Is(err, grant.ErrExpired):
 		refuse("expired", slackview.RefuseEscalationExpired(g.KafkaCluster))
+		return
+	case err != nil:
+		refuse("invalid-token", slackview.RefuseEscalationInvalidToken)
 		return
 	case g.Channel != c.Channel:
 		refuse("wrong-origin", slackview.RefuseEscalationWrongOrigin)
 		return
 	}
-	m, ok := b.memberNamed(g.Cluster)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
-		refuse("unknown-cluster", slackview.RefuseEscalationUnknownCluster(g.Cluster))
+		refuse("unknown-cluster", slackview.RefuseEscalationUnknownCluster(g.KubeCluster))
 		return
 	case !m.isApprover(c.User):
 		refuse("not-an-approver", slackview.RefuseEscalationNotApprover(b.ofCluster(m), m.approverList()))
@@ -168,7 +147,7 @@ func (b *Bot) handleEscalationClick(ctx context.Context, c escalationClick) {
 	b.log.Info("escalation decision", "audit", true, "event", "escalation.cleared", "user", c.User, "channel", c.Channel,
 		"kube_cluster", m.Name, "cluster", ref.KafkaCluster, "escalated_pod", ref.Pod)
 	text := slackview.EscalationCleared(c.User, b.qualified(m, ref.KafkaCluster))
-	done := b.poster.Enqueue(messageKey(c.Channel, g.Thread), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, g.Thread), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, g.Thread, nil, text); err != nil {
 			b.log.Error("posting the cleared escalation failed", "cluster", ref.KafkaCluster, "error", err)
 		}

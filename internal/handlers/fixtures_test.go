@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -61,10 +62,10 @@ func TestSlashCommandFixtures(t *testing.T) {
 			if s.Channel == "" || s.User == "" || s.Team == "" || !strings.HasPrefix(s.Command, "/") || s.ResponseURL == "" {
 				t.Errorf("decoded %+v", s)
 			}
-			cmd, err := ParseCommand(s.Text)
+			cmd, err := command.Parse(s.Text)
 			switch s.Text {
 			case "":
-				if err != nil || cmd.Verb != VerbHelp {
+				if err != nil || cmd.Verb != command.VerbHelp {
 					t.Errorf("empty text parsed to %+v, %v; want help", cmd, err)
 				}
 			default: // "foobar": not a /kafka subcommand

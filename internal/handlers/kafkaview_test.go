@@ -60,7 +60,7 @@ func TestCardShowsKafkaViewBeforeApprove(t *testing.T) {
 	t.Run("alert, fail", func(t *testing.T) {
 		k := &kafkaReads{view: fail}
 		h := startAlertBot(t)
-		h.bot.members[0].KafkaView = k.read
+		h.bot.clusters.All()[0].KafkaView = k.read
 		m := h.notify(seedAlert(t, h.clock.Now()))
 		cardLine(t, m.Blocks, "⛔ *Kafka's view:* "+fail.Line+". Approve will be refused until this clears.")
 		if k.count() != 1 {

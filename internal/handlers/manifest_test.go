@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"sigs.k8s.io/yaml"
 )
@@ -36,7 +37,7 @@ func TestManifestUsageHintNamesEveryCommand(t *testing.T) {
 	}
 	hint := manifest.Features.SlashCommands[0].UsageHint
 	help := slackview.Usage("/kafka")
-	for _, verb := range []Verb{VerbDiagnose, VerbStatus, VerbSilences, VerbSweep, VerbHelp} {
+	for _, verb := range []command.Verb{command.VerbDiagnose, command.VerbStatus, command.VerbSilences, command.VerbSweep, command.VerbHelp} {
 		if !strings.Contains(help, "/kafka "+string(verb)) {
 			t.Fatalf("/kafka help does not list %q: fix this test's list", verb)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -236,8 +237,8 @@ func TestParentMessageDecision(t *testing.T) {
 	snap := seedSnapshot(t)
 	blocks := diagnosisView{Snapshot: snap, Findings: seedDiagnoser{}.Diagnose(snap), Requester: "U0REQ",
 		Token: "x.y", ExpiresAt: renderNow.Add(time.Hour), Now: renderNow}.Message().Blocks
-	m := newParentMessage("C1", "1.2", blocks)
-	m.decide("✅ Approved by <@U0APPROVER>", "⏳ starting")
+	m := slacktransport.NewMessages(1).Get("C1", "1.2", blocks)
+	decide(m, "✅ Approved by <@U0APPROVER>", "⏳ starting")
 	m.SetStatus("✅ done")
 	got, _ := m.Snapshot()
 	if slackview.HasButtons(got) {

@@ -4,9 +4,6 @@
 package handlers
 
 import (
-	"context"
-	"log/slog"
-
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/repairthread"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -24,22 +21,11 @@ func (b *Bot) resumeReporter(m *member, channel, threadTS string) recovery.Repor
 		log = log.With("cluster", m.Name)
 	}
 	if channel == "" || threadTS == "" {
-		return logReporter{log: log}
+		return recovery.LogReporter{Log: log}
 	}
 	cluster := ""
 	if b.multi() && m != nil {
 		cluster = m.Name
 	}
 	return repairthread.NewResumed(b.poster, channel, threadTS, slackview.ResumedHead(cluster), log, b.clock)
-}
-
-// logReporter reports a resumed terminal repair as log lines.
-type logReporter struct{ log *slog.Logger }
-
-func (l logReporter) Report(_ context.Context, p recovery.Progress) {
-	l.log.Info("resumed repair step", "step", p.Step, "status", string(p.Status), "detail", p.Detail)
-}
-
-func (l logReporter) Finish(_ context.Context, s recovery.Summary) {
-	l.log.Info("resumed repair finished", "outcome", string(s.Outcome), "summary", s.Text)
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
-	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/command"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -45,139 +47,6 @@ type Silencer interface {
 // not lead the sweep.
 type SweepTrigger interface {
 	SweepNow(ctx context.Context) error
-}
-
-// silenceChoices are the Silence buttons of an alert, shortest first.
-var silenceChoices = []struct {
-	label string
-	d     time.Duration
-}{{"1h", time.Hour}, {"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}}
-
-// silenceButtonTTL is how long a Silence button stays usable after it was
-// posted (a repeat posts fresh buttons long before).
-const silenceButtonTTL = 7 * 24 * time.Hour
-
-// maxSilenceDuration bounds what a (validly signed) button may ask for.
-const maxSilenceDuration = 30 * 24 * time.Hour
-
-// silenceDomain separates silence MACs from approval MACs made with the
-// same secret: an approval token is never a valid silence token, and the
-// other way round.
-const silenceDomain = "kafkabot/silence/v1\x00"
-
-// silenceGrant is what a Silence button may do: silence Key for For,
-// clicked in Channel, before ExpiresAt. It is signed like an approval.
-type silenceGrant struct {
-	V int `json:"v"`
-	// KC is the Kubernetes cluster whose sweep holds the silence ("": the
-	// only cluster of a single-cluster bot).
-	KC        string `json:"kc,omitempty"`
-	Key       string `json:"key"`
-	For       int64  `json:"for"` // seconds
-	Channel   string `json:"ch"`
-	IssuedAt  int64  `json:"iat"`
-	ExpiresAt int64  `json:"exp"`
-}
-
-func (g silenceGrant) duration() time.Duration { return time.Duration(g.For) * time.Second }
-
-// choose narrows a menu's grant to the chosen duration, which must be one
-// of silenceChoices and within the grant; it reports whether it was.
-func (g *silenceGrant) choose(label string) bool {
-	for _, c := range silenceChoices {
-		if c.label == label && c.d <= g.duration() {
-			g.For = int64(c.d / time.Second)
-			return true
-		}
-	}
-	return false
-}
-
-// Errors of silence tokens.
-var (
-	errSilenceMalformed = errors.New("silence token is malformed")
-	errSilenceSignature = errors.New("silence token signature does not match")
-	errSilenceExpired   = errors.New("silence button has expired")
-)
-
-func signSilence(secret []byte, g silenceGrant) (string, error) {
-	g.V = 1
-	token, err := approval.SignPayload(secret, silenceDomain, g)
-	if err != nil {
-		return "", fmt.Errorf("signing the silence of %s: %w", g.Key, err)
-	}
-	return token, nil
-}
-
-// verifySilence checks token's signature (in constant time) and validity.
-func verifySilence(secret []byte, token string, now time.Time) (silenceGrant, error) {
-	var g silenceGrant
-	switch err := approval.OpenPayload(secret, silenceDomain, token, &g); {
-	case errors.Is(err, approval.ErrBadSignature):
-		return silenceGrant{}, errSilenceSignature
-	case err != nil:
-		return silenceGrant{}, errSilenceMalformed
-	}
-	if g.V != 1 || g.Key == "" || g.Channel == "" || g.For <= 0 || g.duration() > maxSilenceDuration {
-		return silenceGrant{}, errSilenceMalformed
-	}
-	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
-		return g, errSilenceExpired
-	}
-	return g, nil
-}
-
-// silenceActions returns the Silence buttons for key ("pod" or "cluster"
-// says what it is, for the button text), or nil when signing fails.
-func (b *Bot) silenceActions(m *member, key, what, channel string, now time.Time) *slack.ActionBlock {
-	var buttons []slack.BlockElement
-	for _, c := range silenceChoices {
-		token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-			KC: b.grantCluster(m), Key: key, For: int64(c.d / time.Second), Channel: channel,
-			IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
-		})
-		if err != nil {
-			b.log.Error("signing a silence button failed; posting without it", "key", key, "error", err)
-			return nil
-		}
-		buttons = append(buttons, slack.NewButtonBlockElement(actionSilence+c.label, token, slackview.Plain(slackview.SilenceButton(what, c.label))))
-	}
-	return slack.NewActionBlock(blockSilence, buttons...)
-}
-
-// actionSilenceMenu prefixes the action_id of an alert's Silence menu (an
-// overflow menu). The rest of the action_id is a signed silence grant for
-// the longest choice: an overflow option's value holds at most 150
-// characters, too few for a token, so the options' values only name the
-// duration ("1h", "24h", "7d"), which must be one of silenceChoices and
-// within the grant.
-const actionSilenceMenu = "kafkabot.silencemenu."
-
-// maxActionID is Slack's limit on an action_id.
-const maxActionID = 255
-
-// silenceControl returns the alert's Silence menu for key ("pod" or
-// "cluster" says what it is), or nil when it cannot be built (signing
-// failed, or the key is too long for an action_id: the caller then posts
-// the Silence buttons).
-func (b *Bot) silenceControl(m *member, key, what, channel string, now time.Time) slack.BlockElement {
-	longest := silenceChoices[len(silenceChoices)-1]
-	token, err := signSilence(b.opts.ApprovalSecret, silenceGrant{
-		KC: b.grantCluster(m), Key: key, For: int64(longest.d / time.Second), Channel: channel,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(silenceButtonTTL).Unix(),
-	})
-	if err != nil {
-		b.log.Error("signing a silence menu failed; posting without it", "key", key, "error", err)
-		return nil
-	}
-	if len(actionSilenceMenu)+len(token) > maxActionID {
-		return nil
-	}
-	var options []*slack.OptionBlockObject
-	for _, c := range silenceChoices {
-		options = append(options, slack.NewOptionBlockObject(c.label, slackview.Plain(slackview.SilenceOption(what, c.label)), nil))
-	}
-	return slack.NewOverflowBlockElement(actionSilenceMenu+token, options...)
 }
 
 // silenceClick is one press of a Silence button, or one choice of a
@@ -213,14 +82,14 @@ func silenceClickFrom(cb slack.InteractionCallback) (silenceClick, bool) {
 				ThreadTS: cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp),
 			}, true
 		}
-		if token, ok := strings.CutPrefix(a.ActionID, actionSilenceMenu); ok {
+		if token, ok := strings.CutPrefix(a.ActionID, slackview.ActionSilenceMenu); ok {
 			return silenceClick{
 				Team: cmp.Or(cb.Team.ID, cb.User.TeamID), Channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID),
 				User: cb.User.ID, MessageTS: cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp),
 				Token: token, Choice: cmp.Or(a.SelectedOption.Value, "-"), ResponseURL: cb.ResponseURL,
 			}, true
 		}
-		if !strings.HasPrefix(a.ActionID, actionSilence) {
+		if !strings.HasPrefix(a.ActionID, slackview.ActionSilence) {
 			continue
 		}
 		return silenceClick{
@@ -247,21 +116,21 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		return
 	}
 	now := b.clock()
-	g, err := verifySilence(b.opts.ApprovalSecret, c.Token, now)
+	g, err := grant.VerifySilence(b.opts.ApprovalSecret, c.Token, now)
 	refuse := func(reason, text string) {
 		b.log.Info("silence decision", "audit", true, "event", "silence.refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "key", g.Key)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text))
 	}
 	switch {
-	case errors.Is(err, errSilenceExpired):
+	case errors.Is(err, grant.ErrExpired):
 		refuse("expired", slackview.RefuseSilenceExpired)
 		return
 	case err != nil:
-		g = silenceGrant{}
+		g = grant.Silence{}
 		refuse("invalid-token", slackview.RefuseSilenceInvalidToken)
 		return
-	case c.Choice != "" && !g.choose(c.Choice):
+	case c.Choice != "" && !g.Choose(c.Choice):
 		refuse("invalid-choice", slackview.RefuseSilenceChoice)
 		return
 	case g.Channel != c.Channel:
@@ -271,7 +140,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", slackview.RefuseSilenceNotApprover(b.approverList()))
 		return
 	}
-	m, ok := b.memberNamed(g.KC)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseSilenceUnknownCluster)
@@ -280,7 +149,7 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("no-silencer", slackview.RefuseSilenceNoSilencer)
 		return
 	}
-	until := now.Add(g.duration())
+	until := now.Add(g.Duration())
 	sil, err := m.Silencer.Silence(ctx, g.Key, until, c.User)
 	if err != nil {
 		b.log.Error("silencing failed", "key", g.Key, "user", c.User, "error", err)
@@ -289,9 +158,9 @@ func (b *Bot) handleSilenceClick(ctx context.Context, c silenceClick) {
 	}
 	b.log.Info("silence decision", "audit", true, "event", "silence.created", "user", c.User, "channel", c.Channel,
 		"message_ts", c.MessageTS, "key", sil.Key, "until", sil.Until, "silence_id", sil.ID)
-	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.duration()), sil.Until, sil.ID)
+	text := slackview.Silenced(c.User, b.qualified(m, sil.Key), humanDuration(g.Duration()), sil.Until, sil.ID)
 	blocks := b.silenceConfirmation(text, clusterSilence{Silence: sil, kc: b.grantCluster(m)}, c.Channel)
-	done := b.poster.Enqueue(messageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, c.MessageTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.MessageTS, blocks, text); err != nil {
 			b.log.Error("posting the silence in the alert's thread failed", "key", sil.Key, "error", err)
 		}
@@ -314,10 +183,10 @@ func humanDuration(d time.Duration) string {
 }
 
 // alerting reports whether any cluster has a sweep (Silencer), and for
-// VerbSweep one that can sweep on demand.
-func (b *Bot) alerting(verb Verb) bool {
-	for _, m := range b.members {
-		if m.Silencer != nil && (verb != VerbSweep || m.Sweeper != nil) {
+// command.VerbSweep one that can sweep on demand.
+func (b *Bot) alerting(verb command.Verb) bool {
+	for _, m := range b.clusters.All() {
+		if m.Silencer != nil && (verb != command.VerbSweep || m.Sweeper != nil) {
 			return true
 		}
 	}
@@ -325,7 +194,7 @@ func (b *Bot) alerting(verb Verb) bool {
 }
 
 // onAlertCommand answers /kafka silences and /kafka sweep.
-func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb Verb) {
+func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slashRequest, verb command.Verb) {
 	if !b.alerting(verb) {
 		b.ack(ctx, req, ephemeralResponse(slackview.AlertsDisabled))
 		metrics.Commands.WithLabelValues(string(verb), "answered").Inc()
@@ -337,7 +206,7 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 		return
 	}
 	metrics.Commands.WithLabelValues(string(verb), "accepted").Inc()
-	if verb == VerbSweep {
+	if verb == command.VerbSweep {
 		b.ack(ctx, req, ephemeralResponse(slackview.Sweeping))
 		b.start(ctx, func(ctx context.Context) { b.runSweep(ctx, s) })
 		return
@@ -350,36 +219,39 @@ func (b *Bot) onAlertCommand(ctx context.Context, req socketmode.Request, s slas
 // cluster's, each cluster asked at once within LookupTimeout on a bot
 // serving several (one that cannot be read is named).
 func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
-	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]alert.Silence, error) {
+	results := fleet.AskEach(ctx, b.clusters, func(ctx context.Context, m *member) ([]alert.Silence, error) {
 		if m.Silencer == nil {
 			return nil, nil
 		}
 		return m.Silencer.Silences(ctx)
 	}, func(error) bool { return false })
-	if r := results[0]; !b.multi() && r.err != nil {
-		b.log.Error("listing silences failed", "error", r.err)
-		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SilencesUnreadable(r.err.Error()))
+	if r := results[0]; !b.multi() && r.Err != nil {
+		b.log.Error("listing silences failed", "error", r.Err)
+		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.SilencesUnreadable(r.Err.Error()))
 		return
 	}
 	var list []clusterSilence
 	var problems []string
 	for _, r := range results {
 		switch {
-		case r.unreachable != "":
-			problems = append(problems, slackview.ClusterUnreachable(r.m.Name, r.unreachable))
-		case r.err != nil:
-			problems = append(problems, slackview.ClusterFailed(r.m.Name, r.err.Error()))
+		case r.Unreachable != "":
+			problems = append(problems, slackview.ClusterUnreachable(r.Member.Name, r.Unreachable))
+		case r.Err != nil:
+			problems = append(problems, slackview.ClusterFailed(r.Member.Name, r.Err.Error()))
 		}
-		for _, sil := range r.val {
+		for _, sil := range r.Val {
 			if b.multi() { // each silence names its cluster
-				sil.Key = r.m.Name + ": " + sil.Key
+				sil.Key = r.Member.Name + ": " + sil.Key
 			}
-			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.m)})
+			list = append(list, clusterSilence{Silence: sil, kc: b.grantCluster(r.Member)})
 		}
 	}
 	now := b.clock()
-	text := silencesText(list, now)
-	blocks := b.silencesBlocks(list, s.Channel, now)
+	items := make([]slackview.SilenceItem, len(list))
+	for i, sil := range list {
+		items[i] = slackview.SilenceItem{Key: sil.Key, By: sil.By, ID: sil.ID, Until: sil.Until, End: b.endSilenceButton(sil, s.Channel)}
+	}
+	blocks, text := slackview.SilencesList(items, now, slacktransport.MaxPlainText-40)
 	if len(problems) > 0 {
 		note := slackview.SilencesUnreadableOf(problems)
 		text = note + "\n" + text
@@ -392,24 +264,6 @@ func (b *Bot) runSilences(ctx context.Context, s slashRequest) {
 	}
 }
 
-// silencesText lists silences, one a line, within a message's size.
-func silencesText(list []clusterSilence, now time.Time) string {
-	if len(list) == 0 {
-		return slackview.NoSilences
-	}
-	var b strings.Builder
-	b.WriteString(slackview.SilencesInForce(len(list)) + "\n")
-	for i, s := range list {
-		line := "• " + slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID) + "\n"
-		if slackview.RuneLen(b.String())+slackview.RuneLen(line) > slacktransport.MaxPlainText-40 {
-			b.WriteString(slackview.AndMore(len(list) - i))
-			break
-		}
-		b.WriteString(line)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
 // runSweep runs /kafka sweep: every cluster's sweep, at once. Only the
 // leader sweeps; Slack delivers a command to any replica, so a follower
 // says so instead.
@@ -419,7 +273,7 @@ func (b *Bot) runSweep(ctx context.Context, s slashRequest) {
 		err error
 	}
 	var sweepers []*member
-	for _, m := range b.members {
+	for _, m := range b.clusters.All() {
 		if m.Sweeper != nil {
 			sweepers = append(sweepers, m)
 		}

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
-	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/command"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
@@ -46,7 +47,7 @@ func (h *alertHarness) chooseSilence(m slackemu.Message, user, choice string) {
 		h.t.Fatal("the message has no Silence menu")
 	}
 	id, err := h.emu.SendClick(h.ctx(), slackemu.Click{ChannelID: m.Channel, UserID: user, MessageTS: m.TS,
-		ActionID: actionSilenceMenu + token, Option: choice})
+		ActionID: slackview.ActionSilenceMenu + token, Option: choice})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -57,10 +58,10 @@ func (h *alertHarness) chooseSilence(m slackemu.Message, user, choice string) {
 
 func TestSilenceClickRefused(t *testing.T) {
 	forge := func(h *alertHarness, m slackemu.Message, user, chanID, token string) {
-		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: "24h"})
+		h.clickRaw(slackemu.Click{ChannelID: chanID, UserID: user, MessageTS: m.TS, ActionID: slackview.ActionSilenceMenu + token, Option: "24h"})
 	}
 	forgeChoice := func(h *alertHarness, m slackemu.Message, token, choice string) {
-		h.clickRaw(slackemu.Click{ChannelID: alertChan, UserID: approver, MessageTS: m.TS, ActionID: actionSilenceMenu + token, Option: choice})
+		h.clickRaw(slackemu.Click{ChannelID: alertChan, UserID: approver, MessageTS: m.TS, ActionID: slackview.ActionSilenceMenu + token, Option: choice})
 	}
 	tests := []struct {
 		name string
@@ -78,7 +79,7 @@ func TestSilenceClickRefused(t *testing.T) {
 			return approver, alertChan
 		}, "not valid"},
 		{"signed with another key", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
-			tok, err := signSilence([]byte("an-attacker-guessed-this-secret-0123456789"), silenceGrant{Key: "kafka/foobar-kafka-broker-0",
+			tok, err := grant.SignSilence([]byte("an-attacker-guessed-this-secret-0123456789"), grant.Silence{Key: "kafka/foobar-kafka-broker-0",
 				For: 3600, Channel: alertChan, IssuedAt: h.clock.Now().Unix(), ExpiresAt: h.clock.Now().Add(time.Hour).Unix()})
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +97,7 @@ func TestSilenceClickRefused(t *testing.T) {
 			return approver, otherChan
 		}, "another channel"},
 		{"expired button", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
-			h.clock.Advance(silenceButtonTTL + time.Minute)
+			h.clock.Advance(grant.SilenceButtonTTL + time.Minute)
 			h.chooseSilence(m, approver, "24h")
 			return approver, alertChan
 		}, "expired"},
@@ -106,7 +107,7 @@ func TestSilenceClickRefused(t *testing.T) {
 		}, "not one the bot offers"},
 		{"choice beyond a button's grant", func(h *alertHarness, m slackemu.Message, _ string) (string, string) {
 			// A 1h grant (a Silence button's) may not be stretched to 7d.
-			tok, err := signSilence(testSecret, silenceGrant{Key: "kafka/foobar-kafka-broker-0",
+			tok, err := grant.SignSilence(testSecret, grant.Silence{Key: "kafka/foobar-kafka-broker-0",
 				For: 3600, Channel: alertChan, IssuedAt: h.clock.Now().Unix(), ExpiresAt: h.clock.Now().Add(time.Hour).Unix()})
 			if err != nil {
 				t.Fatal(err)
@@ -136,48 +137,6 @@ func TestSilenceClickRefused(t *testing.T) {
 			}
 			if strings.Contains(h.logs.String(), token) {
 				t.Error("the token was logged")
-			}
-		})
-	}
-}
-
-func TestSilenceTokens(t *testing.T) {
-	now := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
-	good := silenceGrant{Key: "cluster:kafka/foobar", For: 3600, Channel: alertChan, IssuedAt: now.Unix(), ExpiresAt: now.Add(time.Hour).Unix()}
-	sign := func(g silenceGrant) string {
-		tok, err := signSilence(testSecret, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	approvalTok, err := approval.Sign(testSecret, approval.Approval{ID: "A", Namespace: "kafka", Pod: "p", Rule: "r", Action: "a",
-		Channel: alertChan, IssuedAt: now, ExpiresAt: now.Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		token   string
-		at      time.Time
-		wantErr error
-	}{
-		{"valid", sign(good), now, nil},
-		{"expired", sign(good), now.Add(time.Hour), errSilenceExpired},
-		{"approval token", approvalTok, now, errSilenceSignature},
-		{"too long a silence", sign(silenceGrant{Key: "k", For: int64(31 * 24 * time.Hour / time.Second), Channel: alertChan, ExpiresAt: now.Add(time.Hour).Unix()}), now, errSilenceMalformed},
-		{"no key", sign(silenceGrant{For: 60, Channel: alertChan, ExpiresAt: now.Add(time.Hour).Unix()}), now, errSilenceMalformed},
-		{"garbage", "not-a-token", now, errSilenceMalformed},
-		{"empty", "", now, errSilenceMalformed},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := verifySilence(testSecret, tt.token, tt.at)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("verify = %+v, %v; want %v", g, err, tt.wantErr)
-			}
-			if tt.wantErr == nil && (g.Key != good.Key || g.duration() != time.Hour) {
-				t.Errorf("grant %+v", g)
 			}
 		})
 	}
@@ -247,18 +206,18 @@ func TestAlertCommandsWithoutAlerts(t *testing.T) {
 func TestParseAlertVerbs(t *testing.T) {
 	tests := []struct {
 		text    string
-		want    Verb
+		want    command.Verb
 		wantErr bool
 	}{
-		{"silences", VerbSilences, false},
-		{"SWEEP", VerbSweep, false},
+		{"silences", command.VerbSilences, false},
+		{"SWEEP", command.VerbSweep, false},
 		{"silences now", "", true},
 		{"sweep kafka", "", true},
 	}
 	for _, tt := range tests {
-		got, err := ParseCommand(tt.text)
+		got, err := command.Parse(tt.text)
 		if (err != nil) != tt.wantErr || got.Verb != tt.want {
-			t.Errorf("ParseCommand(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
+			t.Errorf("command.Parse(%q) = %+v, %v; want verb %q, error %t", tt.text, got, err, tt.want, tt.wantErr)
 		}
 	}
 	if u := slackview.Usage("/kafka"); !strings.Contains(u, "/kafka silences") || !strings.Contains(u, "/kafka sweep") {

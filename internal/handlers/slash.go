@@ -11,7 +11,9 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
+	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/metrics"
 	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -39,7 +41,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 		return
 	}
 	s := slashFrom(cmd)
-	parsed, err := ParseCommand(s.Text)
+	parsed, err := command.Parse(s.Text)
 	if err != nil {
 		b.log.Info("unusable /kafka command", "audit", true, "user", s.User, "channel", s.Channel, "problem", err.Error())
 		b.ack(ctx, req, ephemeralResponse(slackview.UsageProblem(err.Error(), s.Command)))
@@ -47,12 +49,12 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 		return
 	}
 	switch parsed.Verb {
-	case VerbHelp:
+	case command.VerbHelp:
 		b.ack(ctx, req, ephemeralResponse(slackview.Usage(s.Command)))
-		metrics.Commands.WithLabelValues(string(VerbHelp), "answered").Inc()
-	case VerbSilences, VerbSweep:
+		metrics.Commands.WithLabelValues(string(command.VerbHelp), "answered").Inc()
+	case command.VerbSilences, command.VerbSweep:
 		b.onAlertCommand(ctx, req, s, parsed.Verb)
-	case VerbStatus, VerbDiagnose:
+	case command.VerbStatus, command.VerbDiagnose:
 		retry, ok := b.queue.Admit()
 		if !ok {
 			running, waiting := b.queue.Depth()
@@ -62,12 +64,12 @@ func (b *Bot) onSlashCommand(ctx context.Context, req socketmode.Request, cmd sl
 			return
 		}
 		metrics.Commands.WithLabelValues(string(parsed.Verb), "accepted").Inc()
-		if parsed.Verb == VerbStatus {
+		if parsed.Verb == command.VerbStatus {
 			b.ack(ctx, req, ephemeralResponse(slackview.ReadingStatus))
 			b.enqueue(ctx, s.User, func(ctx context.Context) { b.runStatus(ctx, s) })
 			return
 		}
-		target := strings.Join(slices.DeleteFunc([]string{parsed.Cluster, parsed.Scope, parsed.Namespace, parsed.Pod},
+		target := strings.Join(slices.DeleteFunc([]string{parsed.KubeCluster, parsed.Scope, parsed.Namespace, parsed.Pod},
 			func(s string) bool { return s == "" }), "/")
 		b.ack(ctx, req, ephemeralResponse(slackview.Diagnosing(target)))
 		b.enqueue(ctx, s.User, func(ctx context.Context) { b.runDiagnose(ctx, s, parsed) })
@@ -82,7 +84,7 @@ func (b *Bot) runStatus(ctx context.Context, s slashRequest) {
 		b.runFleetStatus(ctx, s)
 		return
 	}
-	m := b.members[0]
+	m := b.clusters.All()[0]
 	pods, err := m.Reader.KafkaPods(ctx)
 	if err != nil {
 		b.log.Error("listing kafka pods failed", "error", err)
@@ -111,14 +113,14 @@ func (b *Bot) postStatus(ctx context.Context, s slashRequest, blocks []slack.Blo
 
 // runFleetStatus is /kafka status on a bot serving several clusters.
 func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
-	results := eachCluster(ctx, b, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
+	results := fleet.AskEach(ctx, b.clusters, func(ctx context.Context, m *member) ([]diagnose.Snapshot, error) {
 		return m.Reader.KafkaPods(ctx)
 	}, func(error) bool { return false })
 	clusters := make([]slackview.ClusterPods, len(results))
 	for i, r := range results {
-		clusters[i] = slackview.ClusterPods{Name: r.m.Name, Unreachable: r.unreachable, Err: r.err, Pods: r.val}
-		if r.unreachable == "" && r.err == nil {
-			clusters[i].Notice = repairNotice(r.m)
+		clusters[i] = slackview.ClusterPods{Name: r.Member.Name, Unreachable: r.Unreachable, Err: r.Err, Pods: r.Val}
+		if r.Unreachable == "" && r.Err == nil {
+			clusters[i].Notice = repairNotice(r.Member)
 		}
 	}
 	msg := slackview.FleetStatus(clusters, b.clock())
@@ -129,7 +131,7 @@ func (b *Bot) runFleetStatus(ctx context.Context, s slashRequest) {
 // through the thread's ordered queue (so nothing about a repair can
 // overtake it), and waits for it (or ctx).
 func (b *Bot) postDetails(ctx context.Context, channel, ts string, details slackview.Message) {
-	done := b.poster.Enqueue(messageKey(channel, ts), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(channel, ts), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, channel, ts, details.Blocks, details.Fallback); err != nil {
 			b.log.Error("posting the diagnosis details in the thread failed", "channel", channel, "ts", ts, "error", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kafka-chatops/kafkabot/internal/command"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/fleet"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
@@ -46,14 +47,14 @@ func answeredLookup(err error) bool {
 // target; several get a reply listing each as cluster/namespace/pod, with
 // no buttons (never a guess); none says so and names the clusters that
 // could not be checked. It returns false when it has answered s itself.
-func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (target, bool) {
+func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd command.Command) (target, bool) {
 	m, ns, err := b.commandCluster(cmd)
 	if err != nil {
 		b.tell(ctx, s.Channel, s.User, s.ResponseURL, slackview.Problem(err.Error()))
 		return target{}, false
 	}
 	if m == nil && !b.multi() {
-		m = b.members[0]
+		m = b.clusters.All()[0]
 	}
 	if m != nil {
 		find := func(ctx context.Context) (lookup, error) {
@@ -64,7 +65,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 		// verdict goes to the cluster's breaker, so a cluster that hangs
 		// answers its own commands within LookupTimeout too; reading the
 		// pod then has the command's time.
-		found := fleet.Call(ctx, b.asking(answeredLookup), m.breaker, find)
+		found := fleet.AskOne(ctx, b.clusters, m.Name, find, answeredLookup)
 		if err := found.Err; err != nil {
 			switch {
 			case !b.multi(), ctx.Err() != nil: // the command itself ended: not the cluster's fault
@@ -81,26 +82,26 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 		return target{m: m, status: found.Val.status, read: found.Val.read}, true
 	}
 
-	results := eachCluster(ctx, b, func(ctx context.Context, m *member) (lookup, error) {
+	results := fleet.AskEach(ctx, b.clusters, func(ctx context.Context, m *member) (lookup, error) {
 		status, read, err := m.Reader.ResolvePod(ctx, ns, cmd.Pod)
 		return lookup{status, read}, err
 	}, answeredLookup)
 	var matches, ambiguous, unchecked, checked []string
-	var hit *callResult[lookup]
+	var hit *fleet.Answer[*member, lookup]
 	for i := range results {
 		r := &results[i]
 		switch {
-		case r.unreachable != "":
-			unchecked = append(unchecked, fmt.Sprintf("`%s` (%s)", r.m.Name, r.unreachable))
-		case r.err == nil:
+		case r.Unreachable != "":
+			unchecked = append(unchecked, fmt.Sprintf("`%s` (%s)", r.Member.Name, r.Unreachable))
+		case r.Err == nil:
 			hit = r
-			checked = append(checked, "`"+r.m.Name+"`")
-			matches = append(matches, r.m.Name+"/"+r.val.status.Namespace+"/"+r.val.status.Pod)
-		case errors.Is(r.err, ErrAmbiguousPod):
-			checked = append(checked, "`"+r.m.Name+"`")
-			ambiguous = append(ambiguous, fmt.Sprintf("in `%s`: %s", r.m.Name, slackview.EscapeTruncate(r.err.Error(), 600)))
+			checked = append(checked, "`"+r.Member.Name+"`")
+			matches = append(matches, r.Member.Name+"/"+r.Val.status.Namespace+"/"+r.Val.status.Pod)
+		case errors.Is(r.Err, ErrAmbiguousPod):
+			checked = append(checked, "`"+r.Member.Name+"`")
+			ambiguous = append(ambiguous, fmt.Sprintf("in `%s`: %s", r.Member.Name, slackview.EscapeTruncate(r.Err.Error(), 600)))
 		default: // no such pod there
-			checked = append(checked, "`"+r.m.Name+"`")
+			checked = append(checked, "`"+r.Member.Name+"`")
 		}
 	}
 	what := cmd.Pod
@@ -110,7 +111,7 @@ func (b *Bot) resolveTarget(ctx context.Context, s slashRequest, cmd Command) (t
 	uncheckedNote := slackview.Unchecked(unchecked)
 	switch {
 	case len(matches) == 1 && len(ambiguous) == 0:
-		return target{m: hit.m, status: hit.val.status, read: hit.val.read, unchecked: unchecked}, true
+		return target{m: hit.Member, status: hit.Val.status, read: hit.Val.read, unchecked: unchecked}, true
 	case len(matches)+len(ambiguous) > 0:
 		slices.Sort(matches)
 		var lines []string

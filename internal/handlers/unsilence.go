@@ -6,14 +6,13 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
-	"github.com/kafka-chatops/kafkabot/internal/approval"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
+	"github.com/kafka-chatops/kafkabot/internal/slacktransport"
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
@@ -25,51 +24,16 @@ import (
 // actionUnsilence is the End silence button's action_id.
 const actionUnsilence = "kafkabot.unsilence"
 
-// unsilenceDomain separates these MACs from approval and silence MACs made
-// with the same secret.
-const unsilenceDomain = "kafkabot/unsilence/v1\x00"
-
-// unsilenceGrant is what an End silence button may do: end silence ID
-// (of Key, for the messages), clicked in Channel, before ExpiresAt.
-type unsilenceGrant struct {
-	V int `json:"v"`
-	// KC is the Kubernetes cluster whose sweep holds the silence ("": the
-	// only cluster of a single-cluster bot).
-	KC        string `json:"kc,omitempty"`
-	ID        string `json:"id"`
-	Key       string `json:"key"`
-	Channel   string `json:"ch"`
-	ExpiresAt int64  `json:"exp"`
-}
-
 // endSilenceButton returns the End silence button for sil, clickable in
 // channel until the silence ends, or nil when signing fails.
 func (b *Bot) endSilenceButton(sil clusterSilence, channel string) *slack.ButtonBlockElement {
-	token, err := approval.SignPayload(b.opts.ApprovalSecret, unsilenceDomain,
-		unsilenceGrant{V: 1, KC: sil.kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
+	token, err := grant.SignUnsilence(b.opts.ApprovalSecret,
+		grant.Unsilence{KubeCluster: sil.kc, ID: sil.ID, Key: sil.Key, Channel: channel, ExpiresAt: sil.Until.Unix()})
 	if err != nil {
 		b.log.Error("signing an End silence button failed; posting without it", "silence_id", sil.ID, "error", err)
 		return nil
 	}
 	return slack.NewButtonBlockElement(actionUnsilence, token, slackview.Plain(slackview.EndSilenceButton)).WithConfirm(slackview.EndSilenceConfirm(sil.Key))
-}
-
-// verifyUnsilence checks token's signature (in constant time) and validity.
-func verifyUnsilence(secret []byte, token string, now time.Time) (unsilenceGrant, error) {
-	var g unsilenceGrant
-	switch err := approval.OpenPayload(secret, unsilenceDomain, token, &g); {
-	case errors.Is(err, approval.ErrBadSignature):
-		return unsilenceGrant{}, errSilenceSignature
-	case err != nil:
-		return unsilenceGrant{}, errSilenceMalformed
-	}
-	if g.V != 1 || g.ID == "" || g.Channel == "" {
-		return unsilenceGrant{}, errSilenceMalformed
-	}
-	if !now.Before(time.Unix(g.ExpiresAt, 0)) {
-		return g, errSilenceExpired
-	}
-	return g, nil
 }
 
 // silenceConfirmation is the thread reply saying a silence was set, with
@@ -82,45 +46,23 @@ func (b *Bot) silenceConfirmation(text string, sil clusterSilence, channel strin
 	return blocks
 }
 
-// silencesBlocks lists silences with an End silence button each, within
-// Slack's block count; the text fallback is silencesText.
-func (b *Bot) silencesBlocks(list []clusterSilence, channel string, now time.Time) []slack.Block {
-	if len(list) == 0 {
-		return nil
-	}
-	blocks := []slack.Block{slackview.Section("kafkabot.silences", slackview.SilencesInForce(len(list)))}
-	for i, s := range list {
-		if len(blocks) == slackview.MaxBlocks-1 {
-			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", slackview.Mrkdwn(slackview.AndMore(len(list)-i))))
-			break
-		}
-		text := slackview.SilenceLine(s.Key, s.Until, now, s.By, s.ID)
-		var accessory *slack.Accessory
-		if btn := b.endSilenceButton(s, channel); btn != nil {
-			accessory = slack.NewAccessory(btn)
-		}
-		blocks = append(blocks, slack.NewSectionBlock(slackview.Mrkdwn(text), nil, accessory, slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
-	}
-	return blocks
-}
-
 // handleEndSilenceClick checks the button and the clicker, ends the
 // silence, and says so in the alert's thread (or to the clicker, from
 // /kafka silences). Ending a silence takes the authority of setting one.
 func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 	now := b.clock()
-	g, err := verifyUnsilence(b.opts.ApprovalSecret, c.Token, now)
+	g, err := grant.VerifyUnsilence(b.opts.ApprovalSecret, c.Token, now)
 	refuse := func(reason, text string) {
 		b.log.Info("silence decision", "audit", true, "event", "silence.end-refused", "reason", reason,
 			"user", c.User, "channel", c.Channel, "message_ts", c.MessageTS, "silence_id", g.ID)
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, slackview.Refused(text))
 	}
 	switch {
-	case errors.Is(err, errSilenceExpired):
+	case errors.Is(err, grant.ErrExpired):
 		refuse("expired", slackview.RefuseEndExpired)
 		return
 	case err != nil:
-		g = unsilenceGrant{}
+		g = grant.Unsilence{}
 		refuse("invalid-token", slackview.RefuseInvalidToken)
 		return
 	case g.Channel != c.Channel:
@@ -130,7 +72,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		refuse("not-an-approver", slackview.RefuseEndNotApprover(b.approverList()))
 		return
 	}
-	m, ok := b.memberNamed(g.KC)
+	m, ok := b.clusters.Named(g.KubeCluster)
 	switch {
 	case !ok:
 		refuse("unknown-cluster", slackview.RefuseEndUnknownCluster)
@@ -156,7 +98,7 @@ func (b *Bot) handleEndSilenceClick(ctx context.Context, c silenceClick) {
 		b.tell(ctx, c.Channel, c.User, c.ResponseURL, text)
 		return
 	}
-	done := b.poster.Enqueue(messageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
+	done := b.poster.Enqueue(slacktransport.MessageKey(c.Channel, c.ThreadTS), func(qctx context.Context) {
 		if _, err := b.poster.Post(qctx, c.Channel, c.ThreadTS, nil, text); err != nil {
 			b.log.Error("posting the end of a silence in the alert's thread failed", "silence_id", g.ID, "error", err)
 		}

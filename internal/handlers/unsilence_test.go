@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
+	"github.com/kafka-chatops/kafkabot/internal/grant"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
 
@@ -30,7 +31,7 @@ func TestEndSilenceEarly(t *testing.T) {
 		t.Fatalf("the silence's confirmation offers no End silence button: %s", confirmation.Blocks)
 	}
 	token, _ := btn["value"].(string)
-	g, err := verifyUnsilence(testSecret, token, h.clock.Now())
+	g, err := grant.VerifyUnsilence(testSecret, token, h.clock.Now())
 	if err != nil || g.ID != "sil0" || g.Channel != alertChan || g.ExpiresAt != h.clock.Now().Add(24*time.Hour).Unix() {
 		t.Fatalf("End silence grants %+v, %v", g, err)
 	}
@@ -96,7 +97,7 @@ func TestSilencesListOffersEnd(t *testing.T) {
 			token, _ = b["value"].(string)
 		}
 	}
-	g, err := verifyUnsilence(testSecret, token, h.clock.Now())
+	g, err := grant.VerifyUnsilence(testSecret, token, h.clock.Now())
 	if err != nil || g.ID != "abc123" || g.Channel != channel {
 		t.Errorf("the listed silence's End button grants %+v, %v", g, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ClusterKey names a group of Kafka pods the repair safety gates treat as
+// KafkaClusterKey names a group of Kafka pods the repair safety gates treat as
 // one Kafka cluster: the pods of one namespace with one cluster label (see
 // ClusterOf). A pod without a cluster label belongs to the group of its
 // whole namespace (Cluster ""), the conservative reading: every Kafka pod of
@@ -18,46 +18,46 @@ import (
 //
 // It is the one definition of "the same cluster" for the peer and quorum
 // gates, the per-cluster repair lock and the escalation record.
-type ClusterKey struct {
+type KafkaClusterKey struct {
 	Namespace string
 	// Cluster is the cluster label's value; "" means every Kafka pod of
 	// the namespace.
 	Cluster string
 }
 
-// ClusterKeyOf is the group of a pod in namespace with cluster label
+// KafkaClusterKeyOf is the group of a pod in namespace with cluster label
 // cluster (as found by ClusterOf; "" when the pod has none).
-func ClusterKeyOf(namespace, cluster string) ClusterKey {
-	return ClusterKey{Namespace: namespace, Cluster: cluster}
+func KafkaClusterKeyOf(namespace, cluster string) KafkaClusterKey {
+	return KafkaClusterKey{Namespace: namespace, Cluster: cluster}
 }
 
 // Includes reports whether a pod of namespace and cluster label cluster
 // belongs to the group k: same namespace, and the same cluster unless k is
 // the whole namespace.
-func (k ClusterKey) Includes(namespace, cluster string) bool {
+func (k KafkaClusterKey) Includes(namespace, cluster string) bool {
 	return namespace == k.Namespace && (k.Cluster == "" || cluster == k.Cluster)
 }
 
 // String is "namespace/cluster", or "namespace/*" for a whole namespace;
-// ParseClusterKey reads it back.
-func (k ClusterKey) String() string {
+// ParseKafkaClusterKey reads it back.
+func (k KafkaClusterKey) String() string {
 	if k.Cluster == "" {
 		return k.Namespace + "/*"
 	}
 	return k.Namespace + "/" + k.Cluster
 }
 
-// ParseClusterKey reads "namespace/cluster" or "namespace/*" (String's
+// ParseKafkaClusterKey reads "namespace/cluster" or "namespace/*" (String's
 // form).
-func ParseClusterKey(s string) (ClusterKey, error) {
+func ParseKafkaClusterKey(s string) (KafkaClusterKey, error) {
 	ns, cluster, ok := strings.Cut(s, "/")
 	if !ok || ns == "" || cluster == "" || strings.Contains(cluster, "/") {
-		return ClusterKey{}, fmt.Errorf("cluster %q: want namespace/cluster, or namespace/* for a namespace's pods without a cluster label", s)
+		return KafkaClusterKey{}, fmt.Errorf("cluster %q: want namespace/cluster, or namespace/* for a namespace's pods without a cluster label", s)
 	}
 	if cluster == "*" {
 		cluster = ""
 	}
-	return ClusterKey{Namespace: ns, Cluster: cluster}, nil
+	return KafkaClusterKey{Namespace: ns, Cluster: cluster}, nil
 }
 
 // maxKeyLen bounds Key so that a "kafkabot-<kind>-" prefix of up to 22
@@ -71,7 +71,7 @@ const maxKeyLen = 40
 // exact label value, so two clusters never share a key and a cluster
 // named "all" is not the whole namespace. At most 40 characters, a valid
 // DNS label.
-func (k ClusterKey) Key() string {
+func (k KafkaClusterKey) Key() string {
 	readable, hashed := "all", "\x00all" // NUL: no label value has one
 	if k.Cluster != "" {
 		var b strings.Builder

@@ -12,17 +12,17 @@ import (
 
 func TestClusterKeyIncludes(t *testing.T) {
 	tests := []struct {
-		key         ClusterKey
+		key         KafkaClusterKey
 		ns, cluster string
 		want        bool
 	}{
-		{ClusterKey{"kafka", "foobar"}, "kafka", "foobar", true},
-		{ClusterKey{"kafka", "foobar"}, "kafka", "other", false},
-		{ClusterKey{"kafka", "foobar"}, "kafka", "", false},
-		{ClusterKey{"kafka", "foobar"}, "kafka-2", "foobar", false},
-		{ClusterKey{"kafka", ""}, "kafka", "foobar", true}, // no label: every pod of the namespace
-		{ClusterKey{"kafka", ""}, "kafka", "", true},
-		{ClusterKey{"kafka", ""}, "other", "", false},
+		{KafkaClusterKey{"kafka", "foobar"}, "kafka", "foobar", true},
+		{KafkaClusterKey{"kafka", "foobar"}, "kafka", "other", false},
+		{KafkaClusterKey{"kafka", "foobar"}, "kafka", "", false},
+		{KafkaClusterKey{"kafka", "foobar"}, "kafka-2", "foobar", false},
+		{KafkaClusterKey{"kafka", ""}, "kafka", "foobar", true}, // no label: every pod of the namespace
+		{KafkaClusterKey{"kafka", ""}, "kafka", "", true},
+		{KafkaClusterKey{"kafka", ""}, "other", "", false},
 	}
 	for _, tc := range tests {
 		if got := tc.key.Includes(tc.ns, tc.cluster); got != tc.want {
@@ -36,7 +36,7 @@ func TestClusterKeyKeyIsUniqueAndValid(t *testing.T) {
 	clusters := []string{"", "foobar", "FooBar", "foo.bar", "foo_bar", "foo-bar", "all", long, long + "x", "---", "Ä"}
 	seen := map[string]string{}
 	for _, c := range clusters {
-		k := ClusterKey{Namespace: "kafka", Cluster: c}.Key()
+		k := KafkaClusterKey{Namespace: "kafka", Cluster: c}.Key()
 		if len(k) > maxKeyLen || len(validation.IsDNS1123Label(k)) > 0 {
 			t.Errorf("key of %q = %q: not a DNS label of at most %d characters", c, k, maxKeyLen)
 		}
@@ -48,24 +48,24 @@ func TestClusterKeyKeyIsUniqueAndValid(t *testing.T) {
 		}
 		seen[k] = c
 	}
-	if k := (ClusterKey{Namespace: "kafka", Cluster: "foobar"}).Key(); !strings.HasPrefix(k, "foobar-") {
+	if k := (KafkaClusterKey{Namespace: "kafka", Cluster: "foobar"}).Key(); !strings.HasPrefix(k, "foobar-") {
 		t.Errorf("key %q does not start with the readable cluster name", k)
 	}
-	if a, b := (ClusterKey{"ns1", "foobar"}).Key(), (ClusterKey{"ns2", "foobar"}).Key(); a != b {
+	if a, b := (KafkaClusterKey{"ns1", "foobar"}).Key(), (KafkaClusterKey{"ns2", "foobar"}).Key(); a != b {
 		t.Errorf("the key depends on the namespace (%q, %q); it names the cluster inside its namespace", a, b)
 	}
 }
 
-func TestParseClusterKey(t *testing.T) {
-	for _, k := range []ClusterKey{{"kafka", "foobar"}, {"kafka", ""}} {
-		got, err := ParseClusterKey(k.String())
+func TestParseKafkaClusterKey(t *testing.T) {
+	for _, k := range []KafkaClusterKey{{"kafka", "foobar"}, {"kafka", ""}} {
+		got, err := ParseKafkaClusterKey(k.String())
 		if err != nil || got != k {
-			t.Errorf("ParseClusterKey(%q) = %v, %v; want %v", k.String(), got, err, k)
+			t.Errorf("ParseKafkaClusterKey(%q) = %v, %v; want %v", k.String(), got, err, k)
 		}
 	}
 	for _, bad := range []string{"", "kafka", "/foobar", "kafka/", "a/b/c"} {
-		if _, err := ParseClusterKey(bad); err == nil {
-			t.Errorf("ParseClusterKey(%q) accepted", bad)
+		if _, err := ParseKafkaClusterKey(bad); err == nil {
+			t.Errorf("ParseKafkaClusterKey(%q) accepted", bad)
 		}
 	}
 }

@@ -44,7 +44,7 @@ var ErrNoEscalation = errors.New("no such escalation record")
 
 // Escalation is a per-cluster "escalated: no automated repairs" record.
 type Escalation struct {
-	Key ClusterKey
+	Key KafkaClusterKey
 	// Pod is the broker whose repair was followed by a new crash, and
 	// ApprovalID that repair's approval.
 	Pod        string
@@ -60,11 +60,11 @@ type Escalation struct {
 }
 
 // EscalationLeaseName is the name of a cluster's escalation record.
-func EscalationLeaseName(k ClusterKey) string { return escalationLeasePrefix + k.Key() }
+func EscalationLeaseName(k KafkaClusterKey) string { return escalationLeasePrefix + k.Key() }
 
 // Overlaps reports whether two groups share pods: same namespace, and the
 // same cluster unless either is a whole namespace.
-func (k ClusterKey) Overlaps(o ClusterKey) bool {
+func (k KafkaClusterKey) Overlaps(o KafkaClusterKey) bool {
 	return k.Namespace == o.Namespace && (k.Cluster == "" || o.Cluster == "" || k.Cluster == o.Cluster)
 }
 
@@ -107,7 +107,7 @@ func (c *Client) Escalate(ctx context.Context, e Escalation) (rec Escalation, cr
 
 // GetEscalation reads a cluster's escalation record; found is false when
 // the cluster is not escalated.
-func (c *Client) GetEscalation(ctx context.Context, k ClusterKey) (e Escalation, found bool, err error) {
+func (c *Client) GetEscalation(ctx context.Context, k KafkaClusterKey) (e Escalation, found bool, err error) {
 	lease, err := c.GetLease(ctx, k.Namespace, EscalationLeaseName(k))
 	if apierrors.IsNotFound(err) {
 		return Escalation{}, false, nil
@@ -145,7 +145,7 @@ func (c *Client) Escalations(ctx context.Context, namespace string) ([]Escalatio
 // still the record uid names ("" = whichever record exists now: a person
 // at a terminal who just listed it). It returns the record removed, or
 // ErrNoEscalation when there is none, or a newer one.
-func (c *Client) ClearEscalation(ctx context.Context, k ClusterKey, uid string) (Escalation, error) {
+func (c *Client) ClearEscalation(ctx context.Context, k KafkaClusterKey, uid string) (Escalation, error) {
 	e, found, err := c.GetEscalation(ctx, k)
 	if err != nil {
 		return Escalation{}, fmt.Errorf("clearing the escalation of %s: %w", k, err)
@@ -168,7 +168,7 @@ func (c *Client) ClearEscalation(ctx context.Context, k ClusterKey, uid string) 
 
 func escalationOf(l *coordinationv1.Lease) (Escalation, error) {
 	a := l.Annotations
-	k, err := ParseClusterKey(a[annoEscCluster])
+	k, err := ParseKafkaClusterKey(a[annoEscCluster])
 	if err != nil || k.Namespace != l.Namespace || EscalationLeaseName(k) != l.Name {
 		return Escalation{}, fmt.Errorf("escalation record %s/%s: cluster key %q does not match its name", l.Namespace, l.Name, a[annoEscCluster])
 	}

@@ -141,7 +141,7 @@ const clusterLeasePrefix = "kafkabot-cluster-"
 // so no labelled cluster can share it. Lower-cased,
 // [a-z0-9-], at most 63 characters; a name that had to be changed ends with
 // a hash of the key, so two clusters never share a Lease.
-func ClusterLeaseName(key ClusterKey) string {
+func ClusterLeaseName(key KafkaClusterKey) string {
 	cluster := key.Cluster
 	if cluster == "" {
 		return leaseName(clusterLeasePrefix, "all pods")

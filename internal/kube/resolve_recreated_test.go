@@ -16,7 +16,7 @@ import (
 )
 
 // TestResolvePodRecreatedWithinTheListTTL pins how stale the identity that
-// keys a shared diagnosis (handlers/coalesce.go: namespace, pod, UID and
+// keys a shared diagnosis (diagshare.KeyOf: namespace, pod, UID and
 // restart count, from ResolvePod's status) can be. A pod deleted and
 // recreated (new UID) after a shared list started still resolves, until
 // ResolveListTTL after that list started, to the old UID, and so does the

@@ -52,7 +52,7 @@ func TestContainment5_GatesReRunBeforeTheGo(t *testing.T) {
 			// The record as kube.Escalate writes it, put straight into the
 			// store (a call through h.cs from a reactor would deadlock).
 			scratch := fake.NewClientset()
-			key := kube.ClusterKeyOf(testNS, "foobar")
+			key := kube.KafkaClusterKeyOf(testNS, "foobar")
 			_, _, err := kube.New(scratch, kube.Options{}).Escalate(context.Background(), kube.Escalation{Key: key,
 				Pod: "foobar-kafka-broker-1", ApprovalID: "OTHER", Reason: "crashed again after its repair", At: testStart})
 			if err != nil {
@@ -171,7 +171,7 @@ func TestContainment5_ClusterLeaseKeyedFromTheSnapshot(t *testing.T) {
 	if s.Outcome != OutcomeRepaired {
 		t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
 	}
-	want := kube.ClusterLeaseName(kube.ClusterKeyOf(testNS, "foobar"))
+	want := kube.ClusterLeaseName(kube.KafkaClusterKeyOf(testNS, "foobar"))
 	leases, err := h.cs.CoordinationV1().Leases(testNS).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

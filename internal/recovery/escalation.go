@@ -24,7 +24,7 @@ const GateNotEscalated = "cluster-not-escalated"
 // too: the bot would go on offering repairs of a cluster it should not
 // touch.
 func (r *Repairer) escalate(ctx context.Context, req Request, pod *corev1.Pod, ce *CrashAgainError) string {
-	key := kube.ClusterKeyOf(pod.Namespace, kube.ClusterOf(pod))
+	key := kube.KafkaClusterKeyOf(pod.Namespace, kube.ClusterOf(pod))
 	e, created, err := r.kc.Escalate(ctx, kube.Escalation{
 		Key: key, Pod: pod.Name, ApprovalID: req.ApprovalID, Reason: ce.Error(), At: r.opts.Clock.Now(),
 		Channel: req.Channel, ThreadTS: req.ThreadTS,
@@ -51,7 +51,7 @@ func checkNotEscalated(ctx context.Context, in *gateInput) error {
 	if err != nil {
 		return fmt.Errorf("reading escalation records: %w", err)
 	}
-	key := ClusterKeyOf(in.snap)
+	key := KafkaClusterKeyOf(in.snap)
 	for _, e := range list {
 		if !e.Key.Overlaps(key) {
 			continue

@@ -389,11 +389,11 @@ type GateOptions struct {
 // when no controller is visible; the quorum gate's refusal names it.
 const SettingNoVisibleController = "REPAIR_WITHOUT_VISIBLE_CONTROLLER"
 
-// ClusterKeyOf is the group of pods the gates treat as the broker's
-// cluster (see kube.ClusterKey): peers, the per-cluster lock and the
+// KafkaClusterKeyOf is the group of pods the gates treat as the broker's
+// cluster (see kube.KafkaClusterKey): peers, the per-cluster lock and the
 // escalation record all use it.
-func ClusterKeyOf(s diagnose.Snapshot) kube.ClusterKey {
-	return kube.ClusterKeyOf(s.Namespace, s.Cluster)
+func KafkaClusterKeyOf(s diagnose.Snapshot) kube.KafkaClusterKey {
+	return kube.KafkaClusterKeyOf(s.Namespace, s.Cluster)
 }
 
 // peersOf returns the other Kafka pods of the broker's cluster: the same
@@ -403,7 +403,7 @@ func ClusterKeyOf(s diagnose.Snapshot) kube.ClusterKey {
 // by label; a snapshot has no labels, so here by their name, which the
 // admission policy requires of every pod the bot's identity creates).
 func peersOf(in *gateInput, all []diagnose.Snapshot) []diagnose.Snapshot {
-	key := ClusterKeyOf(in.snap)
+	key := KafkaClusterKeyOf(in.snap)
 	var out []diagnose.Snapshot
 	for _, s := range all {
 		if strings.HasPrefix(s.Pod, debugPodPrefix) {
@@ -500,7 +500,7 @@ func checkQuorum(ctx context.Context, in *gateInput) error {
 	if len(controllers) == 0 && !in.opts.AllowNoVisibleController {
 		return refuse(GateQuorumHealthy, "no controller pod of cluster %s is visible to the bot, so the controller quorum's health cannot be checked; "+
 			"check `kafka-metadata-quorum describe --status` and repair by hand, or, if the controllers run where the bot cannot see them, "+
-			"set %s=true to let repairs proceed without this check", ClusterKeyOf(in.snap), SettingNoVisibleController)
+			"set %s=true to let repairs proceed without this check", KafkaClusterKeyOf(in.snap), SettingNoVisibleController)
 	}
 	if len(controllers) == 0 {
 		in.warnings = append(in.warnings, fmt.Sprintf("%s: no controller pod of this cluster is visible to the bot, so quorum health was not checked "+

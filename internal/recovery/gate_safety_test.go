@@ -156,7 +156,7 @@ func TestSafety02_CrashAgainEscalatesCluster(t *testing.T) {
 	if !strings.Contains(s.Text, "cluster kafka/foobar is now escalated") || !strings.Contains(s.Text, "bot escalation clear kafka/foobar") {
 		t.Errorf("the summary does not say the cluster is escalated and how to clear it:\n%s", s.Text)
 	}
-	key := kube.ClusterKeyOf(testNS, "foobar")
+	key := kube.KafkaClusterKeyOf(testNS, "foobar")
 	if _, err := h.cs.CoordinationV1().Leases(testNS).Get(ctx, kube.EscalationLeaseName(key), metav1.GetOptions{}); err != nil {
 		t.Fatalf("no escalation record: %v", err)
 	}
@@ -187,14 +187,14 @@ func TestSafety02_CrashAgainEscalatesCluster(t *testing.T) {
 
 func TestClusterKeyOverlaps(t *testing.T) {
 	tests := []struct {
-		a, b kube.ClusterKey
+		a, b kube.KafkaClusterKey
 		want bool
 	}{
-		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, true},
-		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: "b"}, false},
-		{kube.ClusterKey{Namespace: "kafka", Cluster: ""}, kube.ClusterKey{Namespace: "kafka", Cluster: "b"}, true},
-		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "kafka", Cluster: ""}, true},
-		{kube.ClusterKey{Namespace: "kafka", Cluster: "a"}, kube.ClusterKey{Namespace: "other", Cluster: "a"}, false},
+		{kube.KafkaClusterKey{Namespace: "kafka", Cluster: "a"}, kube.KafkaClusterKey{Namespace: "kafka", Cluster: "a"}, true},
+		{kube.KafkaClusterKey{Namespace: "kafka", Cluster: "a"}, kube.KafkaClusterKey{Namespace: "kafka", Cluster: "b"}, false},
+		{kube.KafkaClusterKey{Namespace: "kafka", Cluster: ""}, kube.KafkaClusterKey{Namespace: "kafka", Cluster: "b"}, true},
+		{kube.KafkaClusterKey{Namespace: "kafka", Cluster: "a"}, kube.KafkaClusterKey{Namespace: "kafka", Cluster: ""}, true},
+		{kube.KafkaClusterKey{Namespace: "kafka", Cluster: "a"}, kube.KafkaClusterKey{Namespace: "other", Cluster: "a"}, false},
 	}
 	for _, tc := range tests {
 		if got := tc.a.Overlaps(tc.b); got != tc.want {

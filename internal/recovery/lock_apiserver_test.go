@@ -40,7 +40,7 @@ func TestSafety06_ClusterLockOnTheRealAPIServer(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.KafkaNamespace(t, "repair-cluster-lock", nil)
 	a, b := botLock(t, env, ns, "bot-a"), botLock(t, env, ns, "bot-b")
-	key := kube.ClusterKeyOf(ns, "events")
+	key := kube.KafkaClusterKeyOf(ns, "events")
 	ctx := context.Background()
 	for round := range 8 {
 		reqA, reqB := request(), request()

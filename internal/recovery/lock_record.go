@@ -113,13 +113,13 @@ func (l *repairLock) verify(lease *coordinationv1.Lease) error {
 var ErrLeaseLost = errors.New("the repair lease was taken by another holder")
 
 // clusterLeaseFor builds the per-cluster Lease of a new repair.
-func (l *repairLock) clusterLeaseFor(req Request, key kube.ClusterKey, now time.Time) *coordinationv1.Lease {
+func (l *repairLock) clusterLeaseFor(req Request, key kube.KafkaClusterKey, now time.Time) *coordinationv1.Lease {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: kube.ClusterLeaseName(key), Namespace: req.Namespace}}
 	l.stampCluster(lease, req, key, now)
 	return lease
 }
 
-func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key kube.ClusterKey, now time.Time) {
+func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key kube.KafkaClusterKey, now time.Time) {
 	now = now.Truncate(time.Microsecond)
 	identity := l.identity
 	seconds := int32(l.duration / time.Second)
@@ -143,7 +143,7 @@ func (l *repairLock) stampCluster(lease *coordinationv1.Lease, req Request, key 
 // req: created if absent, else taken over with an update guarded by its
 // resourceVersion when it records no running repair. Of two approvals on
 // two brokers of one cluster, only one can hold it.
-func (l *repairLock) AcquireCluster(ctx context.Context, req Request, key kube.ClusterKey) (*heldLock, error) {
+func (l *repairLock) AcquireCluster(ctx context.Context, req Request, key kube.KafkaClusterKey) (*heldLock, error) {
 	var expired error
 	held, err := l.takeLease(ctx, l.clusterLeaseFor(req, key, l.clock.Now()), "another repair of this cluster",
 		func(existing *coordinationv1.Lease) error {

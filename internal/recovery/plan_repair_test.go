@@ -47,7 +47,7 @@ func TestRepairSuccess(t *testing.T) {
 	}
 
 	wantWrites := []string{
-		"create leases/" + kube.ClusterLeaseName(kube.ClusterKeyOf(testNS, "foobar")), // the gates group the seed pods by app.kubernetes.io/instance
+		"create leases/" + kube.ClusterLeaseName(kube.KafkaClusterKeyOf(testNS, "foobar")), // the gates group the seed pods by app.kubernetes.io/instance
 		"create leases/kafkabot-repair-" + brokerName,
 		"create pods/" + DebugPodName(brokerName),
 		"patch pods/" + DebugPodName(brokerName), // the go signal

@@ -296,7 +296,7 @@ func (run *repairRun) takeLeaseStep() Step {
 			if run.leases.cluster == nil {
 				return ""
 			}
-			return "holding " + run.leases.cluster.lease.Name + " for cluster " + ClusterKeyOf(run.snap).String()
+			return "holding " + run.leases.cluster.lease.Name + " for cluster " + KafkaClusterKeyOf(run.snap).String()
 		})
 }
 
@@ -306,7 +306,7 @@ func (run *repairRun) takeLeaseStep() Step {
 func (r *Repairer) takeLeases(ctx context.Context, req Request, snap diagnose.Snapshot, spec debugSpec) (heldLeases, []string, error) {
 	// The cluster is the one of the snapshot the gates just read (the plan
 	// is built before it exists).
-	key := ClusterKeyOf(snap)
+	key := KafkaClusterKeyOf(snap)
 	script, err := jsonString(spec.script)
 	if err != nil {
 		return heldLeases{}, nil, err

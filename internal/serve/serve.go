@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
 	"github.com/kafka-chatops/kafkabot/internal/config"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
@@ -201,9 +202,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	s := &Server{log: log, multi: multi}
-	var alerts *handlers.AlertNotifier
+	var alerts *alertnotify.Notifier
 	if cfg.AlertChannel != "" {
-		alerts = handlers.NewAlertNotifier(cfg.AlertChannel)
+		alerts = alertnotify.New(cfg.AlertChannel)
 	}
 	var members []handlers.ClusterOptions
 	sinks := map[string]amreceiver.Cluster{}
@@ -352,7 +353,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // The Slack side and the sweep speak the same alert model (internal/alert),
 // so each serves the other as it is.
 var (
-	_ sweep.Notifier        = (*handlers.AlertNotifier)(nil)
+	_ sweep.Notifier        = (*alertnotify.Notifier)(nil)
 	_ handlers.Silencer     = (*sweep.Sweeper)(nil)
 	_ handlers.SweepTrigger = (*sweep.Sweeper)(nil)
 	_ amreceiver.Sink       = (*sweep.Sweeper)(nil)

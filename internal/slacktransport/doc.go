@@ -11,6 +11,8 @@
 //     thread strictly in order (Enqueue);
 //   - JobQueue is the worker pool with a bounded, fair queue in front of
 //     it that Slack requests (commands and clicks) wait in;
+//   - Messages keeps the live copies of posted messages (Message) that
+//     alert resolutions and repair progress rewrite in turn;
 //   - LRU is the bounded cache the bot keeps its short memories in (seen
 //     envelope IDs, live copies of messages, in-memory decision records).
 //

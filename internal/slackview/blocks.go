@@ -52,6 +52,17 @@ const (
 
 	ActionApprove = "kafkabot.approve"
 	ActionReject  = "kafkabot.reject"
+
+	// ActionSilence prefixes the action_id of a Silence button (then the
+	// choice: "1h", "24h", "7d"; its value is the signed grant).
+	ActionSilence = "kafkabot.silence."
+	// ActionSilenceMenu prefixes the action_id of an alert's Silence menu
+	// (an overflow menu). The rest of the action_id is a signed silence
+	// grant for the longest choice: an overflow option's value holds at
+	// most 150 characters, too few for a token, so the options' values only
+	// name the duration, which must be one of grant.SilenceChoices and
+	// within the grant.
+	ActionSilenceMenu = "kafkabot.silencemenu."
 )
 
 // Message is a rendered message: its blocks and the plain-text fallback

@@ -131,6 +131,47 @@ func SilenceLine(key string, until, now time.Time, by, id string) string {
 		Date(until, DateTime), until.Sub(now).Round(time.Minute), Mention(by), InlineCode(id, 40))
 }
 
+// SilenceItem is one silence in force in /kafka silences' list, with its
+// End silence button (nil: none).
+type SilenceItem struct {
+	Key, By, ID string
+	Until       time.Time
+	End         *slack.ButtonBlockElement
+}
+
+// SilencesList is the answer to /kafka silences: the silences with an End
+// silence button each, within Slack's block count (no blocks when there
+// are none), and as text, one a line, within maxText characters.
+func SilencesList(list []SilenceItem, now time.Time, maxText int) (blocks []slack.Block, text string) {
+	if len(list) == 0 {
+		return nil, NoSilences
+	}
+	var b strings.Builder
+	b.WriteString(SilencesInForce(len(list)) + "\n")
+	for i, s := range list {
+		line := "• " + SilenceLine(s.Key, s.Until, now, s.By, s.ID) + "\n"
+		if RuneLen(b.String())+RuneLen(line) > maxText {
+			b.WriteString(AndMore(len(list) - i))
+			break
+		}
+		b.WriteString(line)
+	}
+	blocks = []slack.Block{Section("kafkabot.silences", SilencesInForce(len(list)))}
+	for i, s := range list {
+		if len(blocks) == MaxBlocks-1 {
+			blocks = append(blocks, slack.NewContextBlock("kafkabot.silences.more", Mrkdwn(AndMore(len(list)-i))))
+			break
+		}
+		var accessory *slack.Accessory
+		if s.End != nil {
+			accessory = slack.NewAccessory(s.End)
+		}
+		blocks = append(blocks, slack.NewSectionBlock(Mrkdwn(SilenceLine(s.Key, s.Until, now, s.By, s.ID)), nil, accessory,
+			slack.SectionBlockOptionBlockID(fmt.Sprintf("kafkabot.silences.%d", i))))
+	}
+	return blocks, strings.TrimRight(b.String(), "\n")
+}
+
 // AndMore ends a list cut short n items before its end.
 func AndMore(n int) string { return fmt.Sprintf("_… and %d more_", n) }
 

@@ -236,6 +236,9 @@ func GroupThreadText(alerts []AlertFacts, firing int) string {
 	return Truncate(head+"\n"+strings.Join(lines, "\n"), maxThreadText)
 }
 
+// GroupResolvedLine is the thread line of a grouped alert once resolved.
+const GroupResolvedLine = "✅ Every pod of this group is healthy again (or gone): the group alert is resolved."
+
 // ResolvedGroup is a grouped alert once every member recovered or left.
 func ResolvedGroup(namespace, cluster string, lines []string, now time.Time) Message {
 	label := PodLabel(namespace, cmp.Or(cluster, "?"))

@@ -10,7 +10,7 @@ import (
 )
 
 // Notifier delivers alerts (of the shared model, internal/alert). The Slack
-// implementation (*handlers.AlertNotifier) renders the same Block Kit
+// implementation (*alertnotify.Notifier) renders the same Block Kit
 // diagnosis as /kafka diagnose; tests record what they get.
 // Every method may be called from one goroutine at a time only.
 type Notifier interface {

@@ -24,8 +24,8 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/amreceiver"
-	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/logging"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
@@ -71,7 +71,7 @@ func TestAlertmanagerWebhookEndToEnd(t *testing.T) {
 	if w.self == "" { // the world's own copy of the bot's namespace, as startAlertingBot makes it
 		w.self = w.env.SelfNamespace(t, "kafka-bot-"+w.ns)
 	}
-	alerts := handlers.NewAlertNotifier(alertChannel)
+	alerts := alertnotify.New(alertChannel)
 	sw, err := sweep.New(sweep.Options{
 		Client: p.cluster, Engine: p.engine, Notifier: alerts,
 		ResolveGrace: alertGrace, GroupWait: time.Hour,

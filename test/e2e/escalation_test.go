@@ -31,7 +31,7 @@ func TestSafety02_CrashAgainEscalatesEndToEnd(t *testing.T) {
 	m := w.diagnose("diagnose broker-0")
 	w.click(m, actionApprove, approver)
 	th := w.waitThread(m, "is *escalated*")
-	key := kube.ClusterKeyOf(w.ns, clusterName)
+	key := kube.KafkaClusterKeyOf(w.ns, clusterName)
 	if !threadHas(th, "crashed again") {
 		t.Errorf("the thread does not say the broker crashed again:\n%s", strings.Join(th, "\n---\n"))
 	}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kafka-chatops/kafkabot/internal/handlers"
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/sweep"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/testenv"
 )
@@ -31,7 +31,7 @@ const actionSilencePrefix = "kafkabot.silence"
 const alertGrace = 5 * time.Minute
 
 // TestSweepAlertThroughSlackEndToEnd: nobody asks; the health sweep, wired
-// as `bot serve` wires it (sweep.New with the Slack AlertNotifier, the bot
+// as `bot serve` wires it (sweep.New with the Slack alertnotify.Notifier, the bot
 // ServiceAccount on the real API server, leader election on a real Lease,
 // alert state in a ConfigMap), sees the broker start crash-looping and
 // posts one alert in ALERT_CHANNEL: the diagnosis, Approve and Silence
@@ -202,7 +202,7 @@ type alertingBot struct {
 
 // startAlertingBot starts a bot replica named identity wired as
 // cmd/bot/serve.go wires it with ALERT_CHANNEL set: the sweep alerts
-// through the bot's AlertNotifier, and Slack users silence and sweep
+// through the alert notifier (alertnotify), and Slack users silence and sweep
 // through the sweep. The sweep's alert clock is clk; its state ConfigMap and
 // leader Lease live in the bot's namespace, named after the world. It waits
 // until the bot is connected to Slack and the sweep runs.
@@ -214,7 +214,7 @@ func (w *world) startAlertingBot(identity string, clk *clocktesting.FakeClock) *
 		// one state ConfigMap name the bot may write is shared otherwise.
 		w.self = w.env.SelfNamespace(w.t, "kafka-bot-"+w.ns)
 	}
-	alerts := handlers.NewAlertNotifier(alertChannel)
+	alerts := alertnotify.New(alertChannel)
 	sw, err := sweep.New(sweep.Options{
 		Client:         p.cluster,
 		Engine:         p.engine,

@@ -26,7 +26,7 @@ func TestFuzzCorporaCheckedIn(t *testing.T) {
 		dir string
 		min int
 	}{
-		{"internal/handlers/testdata/fuzz/FuzzParse", 15},
+		{"internal/command/testdata/fuzz/FuzzParse", 15},
 		{"internal/handlers/testdata/fuzz/FuzzInteractionPayload", 10},
 		{"internal/approval/testdata/fuzz/FuzzVerify", 10},
 	}

@@ -32,7 +32,7 @@ func TestSafety02_EscalationRecordOnTheRealAPIServer(t *testing.T) {
 		}
 		replicas = append(replicas, kube.New(cs, kube.Options{Namespaces: []string{ns}}))
 	}
-	key := kube.ClusterKeyOf(ns, "foobar")
+	key := kube.KafkaClusterKeyOf(ns, "foobar")
 	at := time.Now().UTC()
 
 	first, created, err := replicas[0].Escalate(ctx, kube.Escalation{Key: key, Pod: "foobar-kafka-broker-0", ApprovalID: "A1", Reason: "crashed again", At: at})

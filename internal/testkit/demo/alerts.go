@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-chatops/kafkabot/internal/alertnotify"
 	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/handlers"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -55,9 +56,9 @@ const resolvedLine = "is Ready again and stayed Ready for the grace period"
 
 // alertWiring is the health sweep wired to the bot as cmd/bot/serve.go
 // wires it when ALERT_CHANNEL is set: the sweep alerts through the bot's
-// AlertNotifier, and Slack users silence and sweep through the sweep.
+// alert notifier (alertnotify), and Slack users silence and sweep through the sweep.
 type alertWiring struct {
-	notifier *handlers.AlertNotifier
+	notifier *alertnotify.Notifier
 	sweeper  *sweep.Sweeper
 	clock    *clocktesting.FakeClock
 }
@@ -71,7 +72,7 @@ type alertWiring struct {
 // two-replica deployment.
 func newAlertWiring(kc *kube.Client, engine *diagnose.Engine, log *slog.Logger) (*alertWiring, error) {
 	w := &alertWiring{
-		notifier: handlers.NewAlertNotifier(AlertChannel),
+		notifier: alertnotify.New(AlertChannel),
 		clock:    clocktesting.NewFakeClock(time.Now()),
 	}
 	var err error

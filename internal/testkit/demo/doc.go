@@ -13,7 +13,7 @@
 // constructors `bot serve` calls: kube.New, recovery.NewRepairer,
 // handlers.New, connected over a real WebSocket with slack-go's Socket
 // Mode client; and, as with ALERT_CHANNEL set, the health sweep
-// (sweep.New with handlers.NewAlertNotifier as its notifier; both speak the
+// (sweep.New with alertnotify.New as its notifier; both speak the
 // shared internal/alert types), leading on a Lease in the fake cluster. The sweep
 // runs on a fake clock, which the story steps over the resolve grace.
 //

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+// Package command parses the text of a /kafka command (Parse) into a
+// Command, checking every name a user types before anything else is done
+// with it. It is pure: it knows no cluster and no Slack call.
+package command
 
 import (
 	"fmt"
@@ -33,9 +36,9 @@ const (
 // Command is a parsed /kafka command.
 type Command struct {
 	Verb Verb
-	// Cluster names the Kubernetes cluster, from a three-segment target
+	// KubeCluster names the Kubernetes cluster, from a three-segment target
 	// (CLUSTER/NAMESPACE/POD); empty otherwise.
-	Cluster string
+	KubeCluster string
 	// Scope is the first segment of a two-segment target (SCOPE/POD): the
 	// cluster when the bot serves one of that name, else a namespace
 	// (resolved by the bot, which knows its clusters).
@@ -56,11 +59,12 @@ type UsageError struct {
 
 func (e *UsageError) Error() string { return e.Problem }
 
-func usageErrorf(format string, args ...any) error {
+// Usagef returns a *UsageError whose problem is the formatted text.
+func Usagef(format string, args ...any) error {
 	return &UsageError{Problem: fmt.Sprintf(format, args...)}
 }
 
-// ParseCommand parses the text after the slash command:
+// Parse parses the text after the slash command:
 //
 //	diagnose [CLUSTER/][NAMESPACE/]POD
 //	diagnose -n NAMESPACE POD   (also --namespace, before or after POD)
@@ -70,12 +74,12 @@ func usageErrorf(format string, args ...any) error {
 //	help
 //
 // Empty text means help. Anything else is a *UsageError.
-func ParseCommand(text string) (Command, error) {
+func Parse(text string) (Command, error) {
 	if !utf8.ValidString(text) {
-		return Command{}, usageErrorf("the command is not valid text")
+		return Command{}, Usagef("the command is not valid text")
 	}
 	if n := utf8.RuneCountInString(text); n > maxCommandText {
-		return Command{}, usageErrorf("the command is too long (%d characters, at most %d)", n, maxCommandText)
+		return Command{}, Usagef("the command is too long (%d characters, at most %d)", n, maxCommandText)
 	}
 	args := strings.Fields(text)
 	if len(args) == 0 {
@@ -87,18 +91,18 @@ func ParseCommand(text string) (Command, error) {
 		return Command{Verb: VerbHelp}, nil
 	case VerbStatus:
 		if len(args) > 0 {
-			return Command{}, usageErrorf("`status` takes no arguments")
+			return Command{}, Usagef("`status` takes no arguments")
 		}
 		return Command{Verb: VerbStatus}, nil
 	case VerbDiagnose:
 		return parseDiagnose(args)
 	case VerbSilences, VerbSweep:
 		if len(args) > 0 {
-			return Command{}, usageErrorf("`%s` takes no arguments", verb)
+			return Command{}, Usagef("`%s` takes no arguments", verb)
 		}
 		return Command{Verb: Verb(verb)}, nil
 	default:
-		return Command{}, usageErrorf("unknown subcommand %s", quoteFragment(verb))
+		return Command{}, Usagef("unknown subcommand %s", Quote(verb))
 	}
 }
 
@@ -109,34 +113,34 @@ func parseDiagnose(args []string) (Command, error) {
 		switch {
 		case a == "-n" || a == "--namespace":
 			if i+1 >= len(args) {
-				return Command{}, usageErrorf("%s needs a namespace", a)
+				return Command{}, Usagef("%s needs a namespace", a)
 			}
 			if ns != "" {
-				return Command{}, usageErrorf("the namespace is given twice")
+				return Command{}, Usagef("the namespace is given twice")
 			}
 			i++
 			ns = args[i]
 		case strings.HasPrefix(a, "--namespace="):
 			if ns != "" {
-				return Command{}, usageErrorf("the namespace is given twice")
+				return Command{}, Usagef("the namespace is given twice")
 			}
 			ns = strings.TrimPrefix(a, "--namespace=")
 		case strings.HasPrefix(a, "-"):
-			return Command{}, usageErrorf("unknown option %s", quoteFragment(a))
+			return Command{}, Usagef("unknown option %s", Quote(a))
 		default:
 			if target != "" {
-				return Command{}, usageErrorf("`diagnose` takes one pod")
+				return Command{}, Usagef("`diagnose` takes one pod")
 			}
 			target = a
 		}
 	}
 	if target == "" {
-		return Command{}, usageErrorf("`diagnose` needs a pod, like `diagnose kafka/broker-0`")
+		return Command{}, Usagef("`diagnose` needs a pod, like `diagnose kafka/broker-0`")
 	}
 	cmd := Command{Verb: VerbDiagnose, Namespace: ns}
 	if parts := strings.Split(target, "/"); len(parts) > 1 {
 		if ns != "" {
-			return Command{}, usageErrorf("the namespace is given twice")
+			return Command{}, Usagef("the namespace is given twice")
 		}
 		switch len(parts) {
 		case 2:
@@ -146,8 +150,8 @@ func parseDiagnose(args []string) (Command, error) {
 				return Command{}, err
 			}
 		case 3:
-			cmd.Cluster, cmd.Namespace, target = parts[0], parts[1], parts[2]
-			if err := validateName("cluster name", cmd.Cluster, maxNamespaceName, false); err != nil {
+			cmd.KubeCluster, cmd.Namespace, target = parts[0], parts[1], parts[2]
+			if err := validateName("cluster name", cmd.KubeCluster, maxNamespaceName, false); err != nil {
 				return Command{}, err
 			}
 			if err := validateName("namespace", cmd.Namespace, maxNamespaceName, false); err != nil {
@@ -159,7 +163,7 @@ func parseDiagnose(args []string) (Command, error) {
 					return Command{}, err
 				}
 			}
-			return Command{}, usageErrorf("%s has too many parts (want [CLUSTER/][NAMESPACE/]POD)", quoteFragment(target))
+			return Command{}, Usagef("%s has too many parts (want [CLUSTER/][NAMESPACE/]POD)", Quote(target))
 		}
 	}
 	if cmd.Namespace != "" {
@@ -178,28 +182,28 @@ func parseDiagnose(args []string) (Command, error) {
 // and '-' (and '.' for subdomains), starting and ending alphanumeric.
 func validateName(what, s string, maxLen int, dots bool) error {
 	if s == "" {
-		return usageErrorf("the %s is empty", what)
+		return Usagef("the %s is empty", what)
 	}
 	if len(s) > maxLen {
-		return usageErrorf("the %s is too long (%d characters, at most %d)", what, len(s), maxLen)
+		return Usagef("the %s is too long (%d characters, at most %d)", what, len(s), maxLen)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || dots && c == '.'
 		if !ok {
-			return usageErrorf("%s is not a valid %s (lowercase letters, digits and '-' only)", quoteFragment(s), what)
+			return Usagef("%s is not a valid %s (lowercase letters, digits and '-' only)", Quote(s), what)
 		}
 	}
 	if !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
-		return usageErrorf("%s is not a valid %s (must start and end with a letter or digit)", quoteFragment(s), what)
+		return Usagef("%s is not a valid %s (must start and end with a letter or digit)", Quote(s), what)
 	}
 	return nil
 }
 
 func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
-// quoteFragment quotes a short, escaped piece of user input for a usage message.
-func quoteFragment(s string) string {
+// Quote quotes a short, escaped piece of user input for a usage message.
+func Quote(s string) string {
 	const maxFragment = 40
 	s = slackview.Truncate(s, maxFragment)
 	return "`" + strings.ReplaceAll(slackview.EscapeMrkdwn(s), "`", "'") + "`"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The kafkabot Authors
 
-package handlers
+package command
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/kafka-chatops/kafkabot/internal/slackview"
 )
 
-func TestParseCommand(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		text    string
 		want    Command
@@ -26,7 +26,7 @@ func TestParseCommand(t *testing.T) {
 		{"status kafka", Command{}, "takes no arguments"},
 		{"diagnose broker-0", Command{Verb: VerbDiagnose, Pod: "broker-0"}, ""},
 		{"diagnose kafka/foobar-kafka-broker-0", Command{Verb: VerbDiagnose, Scope: "kafka", Pod: "foobar-kafka-broker-0"}, ""},
-		{"diagnose prod-eu/kafka/broker-0", Command{Verb: VerbDiagnose, Cluster: "prod-eu", Namespace: "kafka", Pod: "broker-0"}, ""},
+		{"diagnose prod-eu/kafka/broker-0", Command{Verb: VerbDiagnose, KubeCluster: "prod-eu", Namespace: "kafka", Pod: "broker-0"}, ""},
 		{"diagnose prod-eu//broker-0", Command{}, "namespace is empty"},
 		{"diagnose /kafka/broker-0", Command{}, "cluster name is empty"},
 		{"diagnose Prod/kafka/broker-0", Command{}, "not a valid cluster name"},
@@ -61,29 +61,29 @@ func TestParseCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			got, err := ParseCommand(tt.text)
+			got, err := Parse(tt.text)
 			if tt.problem == "" {
 				if err != nil {
-					t.Fatalf("ParseCommand(%q) error: %v", tt.text, err)
+					t.Fatalf("Parse(%q) error: %v", tt.text, err)
 				}
 				if got != tt.want {
-					t.Fatalf("ParseCommand(%q) = %+v, want %+v", tt.text, got, tt.want)
+					t.Fatalf("Parse(%q) = %+v, want %+v", tt.text, got, tt.want)
 				}
 				return
 			}
 			var ue *UsageError
 			if !errors.As(err, &ue) {
-				t.Fatalf("ParseCommand(%q) = %+v, %v; want a usage error", tt.text, got, err)
+				t.Fatalf("Parse(%q) = %+v, %v; want a usage error", tt.text, got, err)
 			}
 			if !strings.Contains(ue.Problem, tt.problem) {
-				t.Fatalf("ParseCommand(%q) problem %q, want it to mention %q", tt.text, ue.Problem, tt.problem)
+				t.Fatalf("Parse(%q) problem %q, want it to mention %q", tt.text, ue.Problem, tt.problem)
 			}
 		})
 	}
 }
 
 func TestUsageErrorQuotesSafely(t *testing.T) {
-	_, err := ParseCommand("<!channel>&" + strings.Repeat("z", 200))
+	_, err := Parse("<!channel>&" + strings.Repeat("z", 200))
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -99,7 +99,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		cmd, err := ParseCommand(text)
+		cmd, err := Parse(text)
 		if err != nil {
 			var ue *UsageError
 			if !errors.As(err, &ue) {
