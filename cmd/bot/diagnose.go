@@ -192,7 +192,7 @@ func writeDiagnosisText(w io.Writer, in kube.Inspection, findings []diagnose.Fin
 	t := &diagnosisText{w: w}
 	t.field("Pod", fmt.Sprintf("%s/%s (uid %s)", s.Namespace, s.Pod, diagOrDash(s.UID)))
 	t.field("Node", fmt.Sprintf("%s, phase %s", diagOrDash(s.Node), diagOrDash(s.Phase)))
-	t.field("Cluster", diagOrDash(s.Cluster))
+	t.field("Cluster", diagOrDash(s.KafkaCluster))
 	role := string(s.Role)
 	if s.Role == diagnose.RoleUnknown {
 		role = "unknown (treated as a controller: no automated repair)"

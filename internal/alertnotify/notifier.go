@@ -367,7 +367,7 @@ func RenderAlert(ctx context.Context, b Bot, cluster string, a alert.Alert, chan
 	snap.Namespace = cmp.Or(snap.Namespace, a.Namespace)
 	snap.Pod = cmp.Or(snap.Pod, a.Pod)
 	snap.UID = cmp.Or(snap.UID, a.PodUID)
-	snap.Cluster = cmp.Or(snap.Cluster, a.KafkaCluster)
+	snap.KafkaCluster = cmp.Or(snap.KafkaCluster, a.KafkaCluster)
 	view := slackview.Diagnosis{ClusterName: cluster, Snapshot: snap, Findings: a.Findings, Requester: Requester, Now: now,
 		Source: sourceOf(a)}
 	if len(a.Findings) > 0 && slackview.Repairable(snap, a.Findings[0]) {

@@ -69,12 +69,12 @@ var (
 type Approval struct {
 	// ID identifies this approval; the repair executor runs an ID at most once.
 	ID string
-	// ClusterName is the Kubernetes cluster the pod is in (CLUSTERS_FILE's
+	// KubeCluster is the Kubernetes cluster the pod is in (CLUSTERS_FILE's
 	// name, or CLUSTER_NAME). A click is routed only to the cluster its
 	// token names; a token naming no cluster (signed by a bot without
 	// cluster names) is honoured only by a bot serving exactly one cluster
 	// (see handlers).
-	ClusterName string
+	KubeCluster string
 	// Namespace, Pod and PodUID name the broker pod as it was diagnosed.
 	Namespace string
 	Pod       string
@@ -129,7 +129,7 @@ func Sign(secret []byte, a Approval) (string, error) {
 	token, err := SignPayload(secret, domain, payload{
 		V:         Version,
 		ID:        a.ID,
-		Cluster:   a.ClusterName,
+		Cluster:   a.KubeCluster,
 		Namespace: a.Namespace,
 		Pod:       a.Pod,
 		UID:       a.PodUID,
@@ -161,7 +161,7 @@ func Verify(secret []byte, token string, now time.Time) (Approval, error) {
 	}
 	a := Approval{
 		ID:          p.ID,
-		ClusterName: p.Cluster,
+		KubeCluster: p.Cluster,
 		Namespace:   p.Namespace,
 		Pod:         p.Pod,
 		PodUID:      p.UID,

@@ -245,10 +245,10 @@ func BenchmarkVerify(b *testing.B) {
 // token without one (signed before issue 15) still verifies, naming none.
 func TestClusterIsSignedAndKept(t *testing.T) {
 	a := sample()
-	a.ClusterName = "prod-eu"
+	a.KubeCluster = "prod-eu"
 	tok := mustSign(t, a)
 	got, err := Verify(testSecret, tok, issued.Add(time.Minute))
-	if err != nil || got.ClusterName != "prod-eu" || got != a {
+	if err != nil || got.KubeCluster != "prod-eu" || got != a {
 		t.Fatalf("Verify = %+v, %v; want the approval with its cluster", got, err)
 	}
 	// Rewrite the payload to name another cluster, keeping the signature.
@@ -267,7 +267,7 @@ func TestClusterIsSignedAndKept(t *testing.T) {
 	}
 	old := sample() // no cluster: what a bot before issue 15 signed
 	got, err = Verify(testSecret, mustSign(t, old), issued.Add(time.Minute))
-	if err != nil || got.ClusterName != "" {
+	if err != nil || got.KubeCluster != "" {
 		t.Fatalf("a token without a cluster: %+v, %v", got, err)
 	}
 	var p map[string]any

@@ -115,7 +115,7 @@ var ErrRecordMismatch = errors.New("decision record does not match the approval"
 
 // NewRecord is the empty Record of approval a.
 func NewRecord(a Approval, required int) Record {
-	return Record{ID: a.ID, KubeCluster: a.ClusterName, Namespace: a.Namespace, Pod: a.Pod, Required: max(required, 1), ExpiresAt: a.ExpiresAt}
+	return Record{ID: a.ID, KubeCluster: a.KubeCluster, Namespace: a.Namespace, Pod: a.Pod, Required: max(required, 1), ExpiresAt: a.ExpiresAt}
 }
 
 // Apply applies c to r, Keel-style (see Record). It never changes a final
@@ -124,9 +124,9 @@ func NewRecord(a Approval, required int) Record {
 // approval.
 func Apply(r *Record, c Click) (Outcome, error) {
 	a := c.Approval
-	if r.ID != a.ID || r.KubeCluster != a.ClusterName || r.Namespace != a.Namespace || r.Pod != a.Pod {
+	if r.ID != a.ID || r.KubeCluster != a.KubeCluster || r.Namespace != a.Namespace || r.Pod != a.Pod {
 		return Outcome{Record: *r}, fmt.Errorf("%w: record %s of %s/%s/%s, approval %s of %s/%s/%s",
-			ErrRecordMismatch, r.ID, r.KubeCluster, r.Namespace, r.Pod, a.ID, a.ClusterName, a.Namespace, a.Pod)
+			ErrRecordMismatch, r.ID, r.KubeCluster, r.Namespace, r.Pod, a.ID, a.KubeCluster, a.Namespace, a.Pod)
 	}
 	switch r.State() {
 	case StateApproved:

@@ -74,8 +74,8 @@ type Snapshot struct {
 	UID       string `json:"uid,omitempty"`
 	Node      string `json:"node,omitempty"`
 	Phase     string `json:"phase,omitempty"`
-	// Cluster is the Kafka cluster the pod belongs to (instance or Strimzi cluster label).
-	Cluster string `json:"cluster,omitempty"`
+	// KafkaCluster is the Kafka cluster the pod belongs to (instance or Strimzi cluster label).
+	KafkaCluster string `json:"cluster,omitempty"`
 	// Role is the node's KRaft role, when known.
 	Role Role `json:"role,omitempty"`
 	// NodeID is the Kafka node.id / broker.id when known ("" otherwise).

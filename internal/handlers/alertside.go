@@ -91,7 +91,7 @@ func kafkaView(ctx context.Context, m *member, snap diagnose.Snapshot) slackview
 func (b *Bot) offer(cluster string, snap diagnose.Snapshot, f diagnose.Finding, requester, channel, team string, now time.Time) (string, time.Time) {
 	expires := now.Add(b.opts.ApprovalTTL)
 	token, err := approval.Sign(b.opts.ApprovalSecret, approval.Approval{
-		ID: approval.NewID(), ClusterName: cluster, Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
+		ID: approval.NewID(), KubeCluster: cluster, Namespace: snap.Namespace, Pod: snap.Pod, PodUID: snap.UID,
 		Rule: f.Rule, Action: f.Remedy.Action, Target: f.Remedy.Target,
 		Requester: requester, Channel: channel, Team: team, IssuedAt: now, ExpiresAt: expires,
 	})

@@ -214,12 +214,12 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 	case err != nil:
 		return approval.Approval{}, nil, &refusal{"invalid-token:" + tokenErrorName(err), slackview.RefuseInvalidToken}
 	}
-	m, ok := b.clusters.Named(a.ClusterName)
+	m, ok := b.clusters.Named(a.KubeCluster)
 	if !ok {
-		if a.ClusterName == "" {
+		if a.KubeCluster == "" {
 			return a, nil, &refusal{"unknown-cluster", slackview.RefuseNoCluster}
 		}
-		return a, nil, &refusal{"unknown-cluster", slackview.RefuseUnknownCluster(a.ClusterName)}
+		return a, nil, &refusal{"unknown-cluster", slackview.RefuseUnknownCluster(a.KubeCluster)}
 	}
 	if err := a.CheckOrigin(c.Team, c.Channel); err != nil {
 		return a, m, &refusal{"wrong-origin:" + tokenErrorName(err), slackview.RefuseWrongOrigin}
@@ -251,7 +251,7 @@ func (b *Bot) authorize(c click) (approval.Approval, *member, *refusal) {
 func (b *Bot) refuseUnsignedRecord(ctx context.Context, c click, a approval.Approval, err error) {
 	b.audit("approval.refused", c, a, "reason", "decision-record-unsigned", "error", err.Error())
 	b.log.Warn("a decision record does not verify: someone else wrote or changed it; nothing was decided",
-		"approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "error", err)
+		"approval_id", a.ID, "cluster", a.KubeCluster, "namespace", a.Namespace, "error", err)
 	text := slackview.UnsignedRecord(a.ID, a.Namespace)
 	parent := b.messages.Track(c.Channel, c.MessageTS, c.Blocks)
 	rep := repairthread.New(b.poster, parent.Channel, parent.TS, parent, a.Pod, b.log, b.clock)
@@ -303,7 +303,7 @@ func (b *Bot) audit(event string, c click, a approval.Approval, extra ...any) {
 	attrs := []any{"audit", true, "event", event, "user", c.User, "channel", c.Channel, "team", c.Team,
 		"message_ts", c.MessageTS, "approve", c.Approve}
 	if a.ID != "" {
-		attrs = append(attrs, "approval_id", a.ID, "cluster", a.ClusterName, "namespace", a.Namespace, "pod", a.Pod, "pod_uid", a.PodUID,
+		attrs = append(attrs, "approval_id", a.ID, "cluster", a.KubeCluster, "namespace", a.Namespace, "pod", a.Pod, "pod_uid", a.PodUID,
 			"rule", a.Rule, "action", a.Action, "requester", a.Requester)
 	}
 	b.log.Info("approval decision", append(attrs, extra...)...)

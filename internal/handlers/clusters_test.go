@@ -168,7 +168,7 @@ func TestFleetApprovalActsOnlyOnItsCluster(t *testing.T) {
 		}
 		tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 		a, err := approval.Verify(testSecret, tok, f.clock.Now())
-		if err != nil || a.ClusterName != strings.Split(tc.header, "/")[0] {
+		if err != nil || a.KubeCluster != strings.Split(tc.header, "/")[0] {
 			t.Fatalf("%q: token %+v, %v: want it bound to %s", tc.text, a, err, tc.header)
 		}
 		otherDec := tc.otherDec.n.Load()
@@ -208,7 +208,7 @@ func TestFleetTokenForAnotherClusterIsRefused(t *testing.T) {
 		{"ap", "which I do not serve"},
 		{"", "does not say which Kubernetes cluster"},
 	} {
-		a.ClusterName = tc.cluster
+		a.KubeCluster = tc.cluster
 		forged, err := approval.Sign(testSecret, a)
 		if err != nil {
 			t.Fatal(err)
@@ -316,7 +316,7 @@ func TestFleetAlertsSilencesAndSweepsStayInTheirCluster(t *testing.T) {
 		t.Fatalf("the alert does not name its cluster:\n%s", text)
 	}
 	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
-	if a, err := approval.Verify(testSecret, tok, f.clock.Now()); err != nil || a.ClusterName != "us" {
+	if a, err := approval.Verify(testSecret, tok, f.clock.Now()); err != nil || a.KubeCluster != "us" {
 		t.Fatalf("the alert's Approve token is %+v, %v; want it bound to us", a, err)
 	}
 	(&alertHarness{harness: f.harness, notifier: n}).chooseSilence(m, approver, "24h")
@@ -455,10 +455,10 @@ func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	m := h.diagnose()
 	tok, _ := buttons(t, m.Blocks)[slackview.ActionApprove]["value"].(string)
 	a, err := approval.Verify(testSecret, tok, h.clock.Now())
-	if err != nil || a.ClusterName != "prod" {
+	if err != nil || a.KubeCluster != "prod" {
 		t.Fatalf("new token %+v, %v: want it bound to prod", a, err)
 	}
-	a.ClusterName = "staging"
+	a.KubeCluster = "staging"
 	other, err := approval.Sign(testSecret, a)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +468,7 @@ func TestSingleClusterHonoursTokensWithoutACluster(t *testing.T) {
 	if n := len(h.repairer.calls()); n != 0 {
 		t.Fatalf("a token of another cluster ran %d repairs", n)
 	}
-	a.ClusterName = ""
+	a.KubeCluster = ""
 	old, err := approval.Sign(testSecret, a)
 	if err != nil {
 		t.Fatal(err)

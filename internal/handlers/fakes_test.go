@@ -42,7 +42,7 @@ func seedSnapshot(t testing.TB) diagnose.Snapshot {
 	finished := time.Date(2025, 4, 28, 8, 22, 2, 0, time.UTC)
 	return diagnose.Snapshot{
 		Namespace: seedNamespace, Pod: seedPod, UID: seedUID, Node: seedNode, Phase: "Running",
-		Cluster: "foobar", Role: diagnose.RoleBroker, NodeID: "100", KafkaContainer: "kafka",
+		KafkaCluster: "foobar", Role: diagnose.RoleBroker, NodeID: "100", KafkaContainer: "kafka",
 		Containers: []diagnose.ContainerState{{
 			Name: "kafka", RestartCount: 37, WaitingReason: "CrashLoopBackOff",
 			LastTerminated: &diagnose.Termination{Reason: "Error", ExitCode: 1, FinishedAt: finished},
@@ -156,7 +156,7 @@ func (c *fakeCluster) KafkaPods(context.Context) ([]diagnose.Snapshot, error) {
 	ctrl := ready
 	ctrl.Pod, ctrl.Role = "foobar-kafka-controller-0", diagnose.RoleController
 	other := ready
-	other.Namespace, other.Cluster, other.Pod = "streaming", "events", "events-kafka-0"
+	other.Namespace, other.KafkaCluster, other.Pod = "streaming", "events", "events-kafka-0"
 	return []diagnose.Snapshot{c.snap, ready, ctrl, other}, nil
 }
 

@@ -145,7 +145,7 @@ func TestRenderHostileInputs(t *testing.T) {
 	}
 	cases := map[string]diagnosisView{
 		"10 KB names everywhere": {Snapshot: diagnose.Snapshot{
-			Namespace: huge, Pod: huge, UID: huge, Node: huge, Cluster: huge, NodeID: huge, Role: diagnose.RoleBroker,
+			Namespace: huge, Pod: huge, UID: huge, Node: huge, KafkaCluster: huge, NodeID: huge, Role: diagnose.RoleBroker,
 			Containers: []diagnose.ContainerState{{Name: "k", WaitingReason: huge, RestartCount: 1 << 30,
 				LastTerminated: &diagnose.Termination{Reason: huge, ExitCode: -1}}},
 			Claims: []diagnose.VolumeClaim{{ClaimName: huge}, {ClaimName: evil}}, LogBytes: 1 << 40,
@@ -220,7 +220,7 @@ func TestRenderStatus(t *testing.T) {
 func TestRenderStatusManyPods(t *testing.T) {
 	var pods []diagnose.Snapshot
 	for i := range 3000 {
-		pods = append(pods, diagnose.Snapshot{Namespace: fmt.Sprintf("ns-%03d", i%120), Cluster: "<!here>",
+		pods = append(pods, diagnose.Snapshot{Namespace: fmt.Sprintf("ns-%03d", i%120), KafkaCluster: "<!here>",
 			Pod:        fmt.Sprintf("kafka-%d-%s", i, strings.Repeat("p", 100)),
 			Containers: []diagnose.ContainerState{{Name: "kafka", WaitingReason: "CrashLoopBackOff", RestartCount: 3}}})
 	}

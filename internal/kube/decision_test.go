@@ -29,7 +29,7 @@ var (
 )
 
 func decisionApproval(id string) approval.Approval {
-	return approval.Approval{ID: id, ClusterName: "eu", Namespace: "kafka", Pod: "b-0", ExpiresAt: decisionTime.Add(time.Hour)}
+	return approval.Approval{ID: id, KubeCluster: "eu", Namespace: "kafka", Pod: "b-0", ExpiresAt: decisionTime.Add(time.Hour)}
 }
 
 func decisionClick(a approval.Approval, user string, approve bool, required int) approval.Click {

@@ -164,7 +164,7 @@ func TestTransformPod(t *testing.T) {
 	snap, _ := statusSnapshot(pod)
 	want, _ := statusSnapshot(in)
 	want.Role, want.NodeID, snap.Role, snap.NodeID = "", "", "", "" // env-derived: read live, not from the cache
-	if snap.Pod != "bitnami-0" || snap.Cluster != "prod" || snap.Node != "node-1" || snap.KafkaContainer != "kafka" ||
+	if snap.Pod != "bitnami-0" || snap.KafkaCluster != "prod" || snap.Node != "node-1" || snap.KafkaContainer != "kafka" ||
 		len(snap.Claims) != 1 || snap.Claims[0].ClaimName != want.Claims[0].ClaimName || snap.Claims[0].MountPath != want.Claims[0].MountPath || len(snap.Containers) != 1 ||
 		snap.Containers[0].WaitingReason != "CrashLoopBackOff" || snap.Containers[0].RestartCount != 2 || !IsKafkaPod(pod) {
 		t.Errorf("transformed pod lost what the sweep reads: %+v\nwant %+v", snap, want)

@@ -42,7 +42,7 @@ func TestSnapshotSeedIncident(t *testing.T) {
 		{"uid", s.UID, "uid-kafka-foobar-kafka-broker-0"},
 		{"node", s.Node, "node-a"},
 		{"phase", s.Phase, "Running"},
-		{"cluster", s.Cluster, "foobar"},
+		{"cluster", s.KafkaCluster, "foobar"},
 		{"role", string(s.Role), string(diagnose.RoleBroker)},
 		{"node id", s.NodeID, "100"},
 		{"kafka container", s.KafkaContainer, "kafka"},

@@ -40,7 +40,7 @@ func (c *Client) KafkaPods(ctx context.Context) ([]diagnose.Snapshot, error) {
 		if n := strings.Compare(a.Namespace, b.Namespace); n != 0 {
 			return n
 		}
-		if n := strings.Compare(a.Cluster, b.Cluster); n != 0 {
+		if n := strings.Compare(a.KafkaCluster, b.KafkaCluster); n != 0 {
 			return n
 		}
 		return comparePodNames(a.Pod, b.Pod)
@@ -60,7 +60,7 @@ func statusSnapshot(pod *corev1.Pod) (diagnose.Snapshot, string) {
 		UID:            string(pod.UID),
 		Node:           pod.Spec.NodeName,
 		Phase:          string(pod.Status.Phase),
-		Cluster:        ClusterOf(pod),
+		KafkaCluster:   ClusterOf(pod),
 		Role:           role,
 		NodeID:         nodeID,
 		KafkaContainer: KafkaContainerName(pod),

@@ -29,7 +29,7 @@ func TestKafkaPods(t *testing.T) {
 	}
 	var got []string
 	for _, s := range snaps {
-		got = append(got, s.Namespace+"/"+s.Cluster+"/"+s.Pod)
+		got = append(got, s.Namespace+"/"+s.KafkaCluster+"/"+s.Pod)
 	}
 	want := []string{
 		"kafka/foobar/foobar-kafka-broker-0",

@@ -325,7 +325,7 @@ func checkNoRepair(ctx context.Context, in *gateInput) error {
 		return err
 	}
 	own := kube.RepairLeaseName(in.req.Pod)
-	cluster := labelValue(in.snap.Cluster)
+	cluster := labelValue(in.snap.KafkaCluster)
 	// The broker's own Lease first, then the brokers' Leases (they name
 	// the step reached), then the clusters'.
 	ordered := slices.Clone(leases)
@@ -393,7 +393,7 @@ const SettingNoVisibleController = "REPAIR_WITHOUT_VISIBLE_CONTROLLER"
 // cluster (see kube.KafkaClusterKey): peers, the per-cluster lock and the
 // escalation record all use it.
 func KafkaClusterKeyOf(s diagnose.Snapshot) kube.KafkaClusterKey {
-	return kube.KafkaClusterKeyOf(s.Namespace, s.Cluster)
+	return kube.KafkaClusterKeyOf(s.Namespace, s.KafkaCluster)
 }
 
 // peersOf returns the other Kafka pods of the broker's cluster: the same
@@ -409,7 +409,7 @@ func peersOf(in *gateInput, all []diagnose.Snapshot) []diagnose.Snapshot {
 		if strings.HasPrefix(s.Pod, debugPodPrefix) {
 			continue
 		}
-		if s.Pod != in.snap.Pod && key.Includes(s.Namespace, s.Cluster) {
+		if s.Pod != in.snap.Pod && key.Includes(s.Namespace, s.KafkaCluster) {
 			out = append(out, s)
 		}
 	}

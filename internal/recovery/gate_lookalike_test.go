@@ -37,10 +37,10 @@ func TestContainment2_LookAlikeDebugPodDoesNotSatisfyTheQuorumGate(t *testing.T)
 // leaves out pods named as the bot's debug pods, whatever their snapshot
 // says (a snapshot carries no labels).
 func TestContainment2_PeersNeverIncludeTheBotsDebugPods(t *testing.T) {
-	in := &gateInput{snap: diagnose.Snapshot{Namespace: "kafka", Pod: "foobar-kafka-broker-0", Cluster: "foobar"}}
+	in := &gateInput{snap: diagnose.Snapshot{Namespace: "kafka", Pod: "foobar-kafka-broker-0", KafkaCluster: "foobar"}}
 	all := []diagnose.Snapshot{
-		{Namespace: "kafka", Pod: "foobar-kafka-controller-0", Cluster: "foobar", Role: diagnose.RoleController},
-		{Namespace: "kafka", Pod: DebugPodName("foobar-kafka-broker-1"), Cluster: "foobar", Role: diagnose.RoleController},
+		{Namespace: "kafka", Pod: "foobar-kafka-controller-0", KafkaCluster: "foobar", Role: diagnose.RoleController},
+		{Namespace: "kafka", Pod: DebugPodName("foobar-kafka-broker-1"), KafkaCluster: "foobar", Role: diagnose.RoleController},
 	}
 	got := peersOf(in, all)
 	if len(got) != 1 || got[0].Pod != "foobar-kafka-controller-0" {

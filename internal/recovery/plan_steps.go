@@ -319,7 +319,7 @@ func (r *Repairer) takeLeases(ctx context.Context, req Request, snap diagnose.Sn
 		return heldLeases{}, nil, err
 	}
 	extra := map[string]string{annoScript: script, annoDebugPod: spec.pod.Name, annoClusterLease: cl.lease.Name}
-	held, err := r.lock.Acquire(ctx, req, snap.Cluster, extra)
+	held, err := r.lock.Acquire(ctx, req, snap.KafkaCluster, extra)
 	if err != nil {
 		// Give the cluster back: this repair never started.
 		if rerr := cl.Release(context.WithoutCancel(ctx), leaseDone); rerr != nil {

@@ -40,7 +40,7 @@ func newSeedBroker(t *testing.T) seedBroker {
 	}
 	return seedBroker{diagnose.Snapshot{
 		Namespace: "kafka", Pod: "foobar-kafka-broker-0", UID: "0a1b2c3d-0000-4000-8000-000000000102", Node: "node-a", Phase: "Running",
-		Cluster: "foobar", Role: diagnose.RoleBroker, NodeID: "102", KafkaContainer: "kafka",
+		KafkaCluster: "foobar", Role: diagnose.RoleBroker, NodeID: "102", KafkaContainer: "kafka",
 		Containers: []diagnose.ContainerState{{Name: "kafka", RestartCount: 7, WaitingReason: "CrashLoopBackOff",
 			LastTerminated: &diagnose.Termination{Reason: "Error", ExitCode: 1, FinishedAt: time.Now().Add(-time.Minute)}}},
 		Claims: []diagnose.VolumeClaim{{Volume: "data", ClaimName: "data-foobar-kafka-broker-0", MountPath: "/bitnami/kafka", Phase: "Bound",

@@ -68,11 +68,11 @@ func mountedSecret(dir string) kafkahealth.SecretReader {
 type kafkaAdapter struct{ g *kafkahealth.Gate }
 
 func (a kafkaAdapter) BeforeMove(ctx context.Context, s diagnose.Snapshot) recovery.KafkaCheck {
-	return check(a.g.BeforeMove(ctx, s.Namespace, s.Cluster, s.NodeID))
+	return check(a.g.BeforeMove(ctx, s.Namespace, s.KafkaCluster, s.NodeID))
 }
 
 func (a kafkaAdapter) AfterRestart(ctx context.Context, s diagnose.Snapshot) recovery.KafkaCheck {
-	return check(a.g.AfterRestart(ctx, s.Namespace, s.Cluster, s.NodeID))
+	return check(a.g.AfterRestart(ctx, s.Namespace, s.KafkaCluster, s.NodeID))
 }
 
 func check(d kafkahealth.Decision, configured bool) recovery.KafkaCheck {

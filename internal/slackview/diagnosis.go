@@ -345,8 +345,8 @@ func FactFields(s diagnose.Snapshot) []*slack.TextBlockObject {
 		role += ", node.id " + s.NodeID
 	}
 	add("Role", EscapeTruncate(role, maxFact))
-	if s.Cluster != "" {
-		add("Kafka cluster", EscapeTruncate(s.Cluster, maxFact))
+	if s.KafkaCluster != "" {
+		add("Kafka cluster", EscapeTruncate(s.KafkaCluster, maxFact))
 	}
 	if k := s.Kafka(); k != nil {
 		add("Restarts", strconv.Itoa(int(k.RestartCount)))

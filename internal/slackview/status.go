@@ -31,7 +31,7 @@ func Pods(pods []diagnose.Snapshot, now time.Time) Message {
 	var groups []*group
 	unhealthy := 0
 	for _, p := range pods {
-		cluster := cmp.Or(p.Cluster, "(no cluster label)")
+		cluster := cmp.Or(p.KafkaCluster, "(no cluster label)")
 		key := p.Namespace + " / " + cluster
 		g, ok := byKey[key]
 		if !ok {

@@ -38,7 +38,7 @@ var seedEvidence = []string{
 func crashLooping() diagnose.Snapshot {
 	return diagnose.Snapshot{
 		Namespace: "kafka", Pod: "foobar-kafka-broker-0", UID: "5f1c9a8e-2b7d-4c61-9a0e-0d3c4b5a6f70", Node: "worker-3",
-		Phase: "Running", Cluster: "foobar", Role: diagnose.RoleBroker, NodeID: "100", KafkaContainer: "kafka",
+		Phase: "Running", KafkaCluster: "foobar", Role: diagnose.RoleBroker, NodeID: "100", KafkaContainer: "kafka",
 		Containers: []diagnose.ContainerState{{
 			Name: "kafka", RestartCount: 37, WaitingReason: "CrashLoopBackOff",
 			LastTerminated: &diagnose.Termination{Reason: "Error", ExitCode: 1, FinishedAt: finished},
@@ -153,7 +153,7 @@ func TestGoldenViews(t *testing.T) {
 			"Backup: /kafka-data/kafkabot-backup-20250428T083101Z-ab12/data/__cluster_metadata-0 (143575 bytes, 7 files).\n" +
 			"New pod foobar-kafka-broker-0 (UID 0f00): Ready.\nSteps: Re-check done (0s). Total 1m34s.",
 		Notes: []slackview.Note{{Title: "Watch the new pod until Ready", Text: "New pod UID 0f00 is Ready. Its log:\n[2025-04-28 08:32:40,114] INFO [KafkaRaftServer nodeId=100] Kafka Server started"}}}
-	pods := []diagnose.Snapshot{crashLooping(), {Namespace: "kafka", Pod: "foobar-kafka-broker-1", Cluster: "foobar", Role: diagnose.RoleBroker,
+	pods := []diagnose.Snapshot{crashLooping(), {Namespace: "kafka", Pod: "foobar-kafka-broker-1", KafkaCluster: "foobar", Role: diagnose.RoleBroker,
 		Containers: []diagnose.ContainerState{{Name: "kafka", Ready: true, Running: true}}}}
 	for name, blocks := range map[string][]slack.Block{
 		"diagnosis":                  seedView().Message().Blocks,

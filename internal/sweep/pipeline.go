@@ -218,7 +218,7 @@ func (s *Sweeper) read(ctx context.Context, k kube.PodKey, o *observed) diagnosi
 func newAlert(o *observed, d diagnosis) alert.Alert {
 	a := alert.Alert{
 		Namespace: o.key.Namespace, Pod: o.key.Name, PodUID: string(o.pod.UID),
-		KafkaCluster: cmp.Or(d.snapshot.Cluster, kube.ClusterOf(o.pod)),
+		KafkaCluster: cmp.Or(d.snapshot.KafkaCluster, kube.ClusterOf(o.pod)),
 		Rule:         RuleUnclassified, Reason: o.det.Reason, Detail: o.det.Detail,
 		Findings: d.findings, Snapshot: d.snapshot, ReadError: d.readErr,
 	}

@@ -82,7 +82,7 @@ func TestRecoveringBrokerLogOffersNoApprove(t *testing.T) {
 				t.Errorf("the sweep finds the recovering broker unhealthy: %+v", det)
 			}
 			snap := diagnose.Snapshot{
-				Namespace: testNS, Pod: pod.Name, UID: string(pod.UID), Phase: "Running", Cluster: testCluster,
+				Namespace: testNS, Pod: pod.Name, UID: string(pod.UID), Phase: "Running", KafkaCluster: testCluster,
 				Role: diagnose.RoleBroker, NodeID: "2", KafkaContainer: "kafka",
 				Containers: []diagnose.ContainerState{{Name: "kafka", Running: true, Image: "bitnami/kafka:3.9"}},
 				Log:        log, LogBytes: len(log),

@@ -27,7 +27,7 @@ func PictureView() (slackview.Diagnosis, error) {
 	log := CrashLog()
 	snap := diagnose.Snapshot{
 		Namespace: Namespace, Pod: BrokerPod, UID: "00000000-0000-4000-8000-000000000012",
-		Node: "kind-worker", Phase: "Running", Cluster: Release, Role: diagnose.RoleBroker,
+		Node: "kind-worker", Phase: "Running", KafkaCluster: Release, Role: diagnose.RoleBroker,
 		NodeID: fmt.Sprint(BrokerNodeID), KafkaContainer: "kafka",
 		Containers: []diagnose.ContainerState{{
 			Name: "kafka", RestartCount: 5, WaitingReason: "CrashLoopBackOff", Image: KafkaImage,
