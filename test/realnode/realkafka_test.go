@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-chatops/kafkabot/internal/kube"
 	"github.com/kafka-chatops/kafkabot/internal/recovery"
 	"github.com/kafka-chatops/kafkabot/internal/testkit/slackemu"
 )
@@ -126,7 +127,7 @@ func TestRealKafkaRepairs(t *testing.T) {
 		k.writeData("start")
 		// The seed with the sweep's alert from the real crash loop (the
 		// crash-to-alert time is measured).
-		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, true) })
+		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, repairHow{alert: true}) })
 	})
 	if !oldRan { // filtered out by -test.run: nothing to wait for
 		close(oldUp)
@@ -137,14 +138,18 @@ func TestRealKafkaRepairs(t *testing.T) {
 		waitOrLog(t, oldUp, 10*time.Minute, "the "+oldestKafka+" cluster did not form within 10 minutes; starting anyway")
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false, bitnamiLayout)
 		k.writeData("start")
-		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, false) }) {
+		if !t.Run(foreignDirFault.name, func(t *testing.T) { k.repairOne(t, foreignDirFault, repairHow{}) }) {
 			return
 		}
 		// A torn recovery-point-offset-checkpoint: Kafka halts with "Shutdown
 		// broker because all log dirs in … have failed", which the diagnosis
 		// ties to the file through the LogDirFailureChannel's error in the
-		// same run.
-		if !t.Run(checkpointFault.name, func(t *testing.T) { k.repairOne(t, checkpointFault, false) }) {
+		// same run. The bot pod running it is deleted mid-repair (once the
+		// other cluster's scenarios are over, so only this repair is
+		// resumed): a replica takes it over from the Lease hand-off.
+		if !t.Run(checkpointFault.name, func(t *testing.T) {
+			k.repairOne(t, checkpointFault, repairHow{deleteBotAfter: oldDone})
+		}) {
 			return
 		}
 		// The seed on broker 102, with broker 101 failing at once: it
@@ -208,7 +213,17 @@ func (k *kafkaCluster) plant(set string, keep int32, faults ...planted) {
 // repairOne plants fc on broker 102 (stopped, then started), lets the bot
 // repair it, and proves recovery with Kafka's tools. With alert it also
 // waits for the sweep's alert and measures the time from the first crash.
-func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, alert bool) {
+// repairHow says what else a repair scenario does.
+type repairHow struct {
+	// alert waits for the sweep's alert and measures crash to alert.
+	alert bool
+	// deleteBotAfter, when set, deletes the bot pod holding the repair's
+	// Lease while the repair waits for its debug pod, once deleteBotAfter
+	// is closed (or a bound has passed).
+	deleteBotAfter <-chan struct{}
+}
+
+func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, how repairHow) {
 	defer k.on(t)()
 	k.writeData(fc.name)
 	pod := k.brokerPod(2)
@@ -219,7 +234,7 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, alert bool) {
 	s := k.scenario(pod)
 	crashing := s.waitCrashLoop(1)
 	k.checkCrash(pod, fc)
-	if alert {
+	if how.alert {
 		// The first crash as the pod watch saw it (a poll of a loaded API
 		// server can miss the first termination and see the second).
 		first := pods.firstExitOf(pod, crashing.UID)
@@ -229,9 +244,63 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, alert bool) {
 			measure(t, "Kafka "+k.version+" "+fc.name+": crash to alert in Slack", slackTime(m.TS).Sub(first))
 		}
 	}
-	k.proveRepair(pods, k.approveWhileRunning(pod, fc), fc.name)
+	a := k.approveWhileRunning(pod, fc)
+	if how.deleteBotAfter != nil {
+		deleteRepairingBot(t, a, how.deleteBotAfter)
+	}
+	k.proveRepair(pods, a, fc.name)
 	checkEvents(t, pod)
 	checkNoSecrets(t)
+}
+
+// deleteRepairingBot deletes the bot pod holding a's repair Lease once
+// after is closed (or 5 minutes have passed) and the repair waits for its
+// debug pod, and waits until that pod is gone: the Deployment replaces it
+// and a replica resumes the repair from the Lease hand-off.
+func deleteRepairingBot(t *testing.T, a approval, after <-chan struct{}) {
+	t.Helper()
+	waitOrLog(t, after, 5*time.Minute, "the other cluster's scenarios did not end within 5 minutes; deleting the bot pod anyway")
+	waitThreadFunc(t, a.m, "the wait for the debug pod", func(s string) bool {
+		return strings.Contains(s, "⏳ Give the debug pod its go") || strings.Contains(s, "⏳ Wait for debug pod")
+	}, 2*time.Minute)
+	ctx := context.Background()
+	lease, err := env.admin.CoordinationV1().Leases(kafkaNS).Get(ctx, kube.RepairLeaseName(a.pod), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	bot, err := env.admin.CoreV1().Pods(botNS).Get(ctx, holder, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the repair Lease's holder %q is not a bot pod: %v", holder, err)
+	}
+	deleted := time.Now()
+	if err := env.admin.CoreV1().Pods(botNS).Delete(ctx, bot.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &bot.UID}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(ctx, time.Minute, func() (bool, error) {
+		_, err := env.admin.CoreV1().Pods(botNS).Get(ctx, bot.Name, metav1.GetOptions{})
+		return err != nil, nil
+	}); err != nil {
+		t.Fatalf("the bot pod %s did not go: %v", bot.Name, err)
+	}
+	t.Logf("BOT %s (holder of %s's repair Lease) deleted mid-repair", bot.Name, a.pod)
+	// A replica resumes at once from the hand-off, well before the Lease
+	// would expire (REPAIR_TIMEOUT plus two minutes).
+	waitThreadFunc(t, a.m, "the resumed repair", func(s string) bool { return strings.Contains(s, "bot restarted during step") }, resumeWait)
+	measure(t, "bot pod deleted to the repair resumed by a replica", time.Since(deleted))
+}
+
+// resumeWait bounds the wait for a resumed repair: well under the Lease's
+// expiry (REPAIR_TIMEOUT, 10 minutes, plus two), so only a hand-off passes.
+const resumeWait = 3 * time.Minute
+
+// setUnschedulable cordons or uncordons the node.
+func setUnschedulable(t *testing.T, on bool) {
+	t.Helper()
+	patch := []byte(`{"spec":{"unschedulable":` + map[bool]string{true: "true", false: "false"}[on] + `}}`)
+	if _, err := env.admin.CoreV1().Nodes().Patch(context.Background(), env.nodeName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // approval is an approved repair: the fault, the diagnosis it was given
