@@ -133,7 +133,7 @@ func TestServeExitsWhenSlackRefusesTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	serveEnv(t, emu, "xapp-1-A0EMU0001-revoked")
+	serveEnv(t, emu, "xapp-placeholder-revoked-app-token")
 	var stderr logging.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	testAppToken = "xapp-1-A0TEST-secret-app-token"
+	testAppToken = "xapp-placeholder-secret-app-token"
 	testBotToken = "xoxb-secret-bot-token"
 	testChannel  = "C0TESTCHAN"
 	testUser     = "U0TESTUSER"

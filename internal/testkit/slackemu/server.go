@@ -15,7 +15,7 @@ import (
 
 // Defaults used when the matching Options field is empty.
 const (
-	DefaultAppToken     = "xapp-1-A0EMU0001-emulator"
+	DefaultAppToken     = "xapp-placeholder-emulator-app-token"
 	DefaultBotToken     = "xoxb-emu-placeholder"
 	DefaultTeamID       = "T0EMU0001"
 	DefaultAppID        = "A0EMU0001"
