@@ -39,6 +39,12 @@ const (
 	// nothing before it appears. After the pod starts it is the bot's only
 	// write to the pod.
 	AnnotationGo = "kafkabot/go"
+	// AnnotationStatusRefresh is the bot's one write to a broker pod before
+	// it deletes it: "<repair id>.<restart count>", set once per Kafka stop
+	// while the interlock waits, so the kubelet syncs the pod and publishes
+	// its current back-off (see refreshKubeletStatus). deploy/'s admission
+	// policy admits no other change to a broker pod.
+	AnnotationStatusRefresh = "kafkabot/status-refresh"
 )
 
 // goVolume is the debug pod's downwardAPI volume holding the go signal,

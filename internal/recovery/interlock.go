@@ -130,7 +130,7 @@ func (run *repairRun) signalGoStep() Step {
 // ends the wait with a refusal.
 func (g *goSignaller) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.ContainerStatus, goWindow, error) {
 	req := g.req
-	toldRunning, toldShort := int32(-1), int32(-1)
+	toldRunning, toldShort, refreshed := int32(-1), int32(-1), int32(-1)
 	var win goWindow
 	broker, err := g.r.kc.WatchPod(wctx, req.Namespace, req.Pod, func(p *corev1.Pod) (bool, error) {
 		if p == nil || string(p.UID) != req.PodUID {
@@ -147,6 +147,10 @@ func (g *goSignaller) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.Cont
 					Detail: fmt.Sprintf("Kafka on %s is running again (restart %d: its back-off expired): waiting for it to stop before the move", req.Pod, c.RestartCount)})
 			}
 			return false, nil
+		}
+		if c.State.Terminated != nil && refreshed != c.RestartCount {
+			refreshed = c.RestartCount
+			g.refreshKubeletStatus(ctx, p, c.RestartCount)
 		}
 		win = goDeadline(c)
 		left := win.Deadline.Sub(g.r.opts.Clock.Now())
@@ -165,6 +169,39 @@ func (g *goSignaller) awaitStoppedKafka(ctx, wctx context.Context) (*corev1.Cont
 		return nil, goWindow{}, err
 	}
 	return containerStatus(broker, kube.KafkaContainerName(broker)), win, nil
+}
+
+// refreshKubeletStatus sets the broker pod's AnnotationStatusRefresh to
+// "<repair id>.<restart count>", once per stop, so that its kubelet syncs the
+// pod again and publishes the back-off it applies to this stop.
+//
+// Why: a kubelet (pkg/kubelet, v1.37) writes a pod's status at the start of
+// each sync, and after a container exits the next sync comes only when its
+// back-off expires (at most a minute later, plus jitter). For the whole
+// back-off the API server therefore shows the container Terminated, without
+// the "back-off 40s restarting failed container" waiting message the go's
+// deadline is computed from; the message appears only as the kubelet
+// restarts the container, when no window is left. Any change of the pod's
+// annotations makes the kubelet sync it at once (its pod config source
+// compares annotations), and that sync reports the waiting state with the
+// current back-off. On a real node with real Kafka this took the go from a
+// broker's sixth stop (back-off 2m40s, read at the kubelet's 60 to 90 s
+// resync) to its next one.
+//
+// The write changes nothing the kubelet, the StatefulSet controller or
+// Kafka act on. A failed write (an admission policy older than this bot)
+// is said once in the thread; the bot then waits for the kubelet's own
+// resync as before.
+func (g *goSignaller) refreshKubeletStatus(ctx context.Context, broker *corev1.Pod, restarts int32) {
+	value := labelValue(g.req.ApprovalID) + "." + strconv.Itoa(int(restarts))
+	if _, err := g.r.kc.AnnotatePod(ctx, broker.Namespace, broker.Name, broker.UID, AnnotationStatusRefresh, value); err != nil {
+		g.r.opts.Logger.WarnContext(ctx, "asking the kubelet to publish the broker's back-off", "pod", broker.Name, "error", err)
+		if !g.state.refreshFailed {
+			g.state.refreshFailed = true
+			g.rep.Report(ctx, Progress{Step: "Interlock", Status: StepStarted,
+				Detail: fmt.Sprintf("could not annotate %s to have its kubelet publish the back-off now (%v): waiting for the kubelet's own status update, up to a minute later", broker.Name, err)})
+		}
+	}
 }
 
 // giveGo records the broker's restart count in the Lease and sets the

@@ -5,11 +5,14 @@ package recovery
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-chatops/kafkabot/internal/kube"
@@ -389,5 +392,113 @@ func TestSafety04_ReSignalIsBoundedByTheRepairTimeout(t *testing.T) {
 		if w == "delete pods/"+brokerName {
 			t.Errorf("deleted the broker after a repair that never moved; writes: %v", h.writes())
 		}
+	}
+}
+
+// setBrokerExited rewrites the broker's Kafka container as a real kubelet
+// reports it right after an exit, for the whole back-off until its next sync:
+// Terminated, with no waiting state and so no back-off message.
+func setBrokerExited(t *testing.T, h *harness, restarts int32, finished time.Time) {
+	t.Helper()
+	obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+	if err != nil {
+		t.Fatalf("reading the broker: %v", err)
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	cs := &pod.Status.ContainerStatuses[0]
+	cs.RestartCount = restarts
+	cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: "Error", ExitCode: 1, StartedAt: metav1.NewTime(finished.Add(-3 * time.Second)), FinishedAt: metav1.NewTime(finished)}}
+	if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+		t.Fatalf("updating the broker: %v", err)
+	}
+}
+
+// publishBackOff is what a kubelet's sync does to a Terminated container in
+// its back-off: the waiting state with the back-off, the exit moved to the
+// last termination state.
+func publishBackOff(pod *corev1.Pod, backOff string) {
+	cs := &pod.Status.ContainerStatuses[0]
+	if cs.State.Terminated != nil {
+		cs.LastTerminationState = corev1.ContainerState{Terminated: cs.State.Terminated}
+	}
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: backOffMessage(backOff)}}
+}
+
+// TestSafety04_KubeletAskedForTheBackOffOfAFreshStop: a real kubelet
+// reports a container that just exited as Terminated, without its back-off,
+// until its next sync (when the back-off expires, or a minute later): no go
+// can be given on that. The bot sets the broker's status-refresh annotation,
+// once per stop, and the kubelet's sync that follows publishes the back-off;
+// the go then comes on this stop with the deadline the published back-off
+// gives. Before the fix the go waited for a stop long enough to outlast the
+// kubelet's resync (on real Kafka the sixth, 4 to 5 minutes after approval).
+func TestSafety04_KubeletAskedForTheBackOffOfAFreshStop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// kubelet is how the broker's kubelet answers the refresh: it
+		// publishes the back-off, does nothing, or the patch is refused.
+		kubelet string
+	}{
+		{"the kubelet publishes the back-off", "publish"},
+		{"the kubelet does not answer: the bot waits for its resync", "silent"},
+		{"the annotation is refused: the bot waits for the resync", "refuse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: movedResult(StatusMoved), broker: "ready", brokerLog: recoveredLog})
+			exit := testStart.Add(-2 * time.Second)
+			h.onDebugCreate = func() { setBrokerExited(t, h, 3, exit) }
+			h.onRefresh = func(pod *corev1.Pod) error {
+				switch tc.kubelet {
+				case "publish":
+					publishBackOff(pod, "40s")
+				case "refuse":
+					return apierrors.NewForbidden(podsGVR.GroupResource(), pod.Name, errors.New("denied by the admission policy"))
+				}
+				return nil
+			}
+			var stateAtGo string
+			h.onGo = func() { stateAtGo = brokerKafkaState(h) }
+			rec := &recorder{}
+			done := repairWithin(t, h, rec)
+			waitUntil(t, "the status refresh", func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.refreshes) == 1 })
+			if tc.kubelet != "publish" {
+				// More status updates of the same stop (the kubelet's own
+				// writes): no second refresh, no go without a back-off.
+				// (The watch delivers it before the resync below: by the
+				// go, the bot has seen it.)
+				setBrokerExited(t, h, 3, exit)
+				obj, err := h.tracker().Get(podsGVR, testNS, brokerName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pod := obj.(*corev1.Pod).DeepCopy()
+				publishBackOff(pod, "40s") // the kubelet's resync
+				if err := h.tracker().Update(podsGVR, pod, testNS); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := awaitSummary(t, done)
+			if s.Outcome != OutcomeRepaired {
+				t.Fatalf("outcome %s:\n%s", s.Outcome, s.Text)
+			}
+			h.mu.Lock()
+			refreshes := slices.Clone(h.refreshes)
+			h.mu.Unlock()
+			if want := []string{labelValue(testApproval) + ".3"}; !slices.Equal(refreshes, want) {
+				t.Errorf("status refreshes %q, want %q (one per stop)", refreshes, want)
+			}
+			d := goDeadlines(t, h)
+			if want := exit.Add(40*time.Second - GoSafetyMargin).Truncate(time.Second); len(d) != 1 || !d[0].Equal(want) {
+				t.Errorf("go deadlines %v, want [%v] (the exit plus the published back-off, less the margin)", d, want)
+			}
+			if stateAtGo != "stopped" {
+				t.Errorf("Kafka was %q at the go", stateAtGo)
+			}
+			refused := strings.Contains(rec.text(), "could not annotate "+brokerName)
+			if refused != (tc.kubelet == "refuse") {
+				t.Errorf("the thread says the refresh failed: %v, want %v:\n%s", refused, tc.kubelet == "refuse", rec.text())
+			}
+		})
 	}
 }

@@ -246,6 +246,11 @@ type harness struct {
 	ignoreGoes int
 	// onDebugCreate, when set, runs as a debug pod is created.
 	onDebugCreate func()
+	// refreshes are the values of the broker's status-refresh annotation
+	// the bot set, in order; onRefresh, when set, edits the patched broker
+	// as its kubelet would (or refuses the patch with an error).
+	refreshes []string
+	onRefresh func(*corev1.Pod) error
 	// finishAs, when set, edits a debug pod's finished status (a sidecar).
 	finishAs func(*corev1.Pod)
 	// dropLeaseAnswer, when set, names a Lease whose next update the fake
@@ -407,6 +412,17 @@ func (h *harness) installReactors() {
 			h.mu.Lock()
 			h.goValues = append(h.goValues, v)
 			h.mu.Unlock()
+		}
+		if v, ok := patch.Metadata.Annotations[AnnotationStatusRefresh]; ok {
+			h.mu.Lock()
+			h.refreshes = append(h.refreshes, v)
+			onRefresh := h.onRefresh
+			h.mu.Unlock()
+			if onRefresh != nil {
+				if err := onRefresh(pod); err != nil {
+					return true, nil, err
+				}
+			}
 		}
 		h.mu.Lock()
 		missed := h.ignoreGoes > 0 && patch.Metadata.Annotations[AnnotationGo] != ""

@@ -77,6 +77,9 @@ type goState struct {
 	// run, or before a restart): from then on the move may have happened,
 	// and no summary says "nothing was changed".
 	given bool
+	// refreshFailed is true once asking the kubelet for the broker's
+	// back-off failed (said once in the thread).
+	refreshFailed bool
 }
 
 // goSignal is one go given to the debug pod.

@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -208,16 +209,70 @@ func TestContainment10_DeletesOnlyOfBrokersTheParametersName(t *testing.T) {
 		"delete a KRaft controller pod",
 		"delete the operator's pod",
 	})
+	ctx := testContext(t)
+	for _, broker := range createLayoutBrokers(t, b) {
+		if err := c.Bot.CoreV1().Pods(b.kafkaNS).Delete(ctx, broker.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Errorf("the bot may not delete the broker %s, which the parameters name: %v", broker.Name, err)
+		}
+	}
+}
+
+// createLayoutBrokers creates, as an admin, the broker pod of every layout
+// of hostile.Layouts (the parameters name them all) and returns them.
+func createLayoutBrokers(t *testing.T, b botInstall) []*corev1.Pod {
+	t.Helper()
 	env := testenv.Start(t)
 	ctx := testContext(t)
+	var out []*corev1.Pod
 	for _, l := range hostile.Layouts(b.kafkaNS, "node-1") {
 		broker := l.Broker.DeepCopy()
 		broker.UID, broker.Status, broker.Spec.NodeName = "", corev1.PodStatus{}, ""
-		if _, err := env.Clientset.CoreV1().Pods(b.kafkaNS).Create(ctx, broker, metav1.CreateOptions{}); err != nil {
+		created, err := env.Clientset.CoreV1().Pods(b.kafkaNS).Create(ctx, broker, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Bot.CoreV1().Pods(b.kafkaNS).Delete(ctx, broker.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-			t.Errorf("the bot may not delete the %s broker %s, which the parameters name: %v", l.Name, broker.Name, err)
+		out = append(out, created)
+	}
+	return out
+}
+
+// TestContainment11_BrokerPodsTakeOnlyTheStatusRefresh, on the real API
+// server with deploy/'s policy: the bot's one write to a broker pod while it
+// waits for Kafka's stop (the kafkabot/status-refresh annotation, which makes
+// the kubelet publish the back-off) is admitted on every layout's broker, and
+// nothing else rides along: no other annotation, label, finalizer or owner
+// reference, no value outside the token form, and not on controllers, combined
+// nodes or the operator's pod.
+func TestContainment11_BrokerPodsTakeOnlyTheStatusRefresh(t *testing.T) {
+	b, c := containmentCluster(t)
+	runShapes(t, c, []string{
+		"the status refresh on a KRaft controller pod",
+		"the status refresh on a combined node",
+		"the status refresh on the operator's pod",
+	})
+	ctx := testContext(t)
+	patch := func(pod, body string) error {
+		_, err := c.Bot.CoreV1().Pods(b.kafkaNS).Patch(ctx, pod, types.StrategicMergePatchType, []byte(body),
+			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	for _, broker := range createLayoutBrokers(t, b) {
+		if err := patch(broker.Name, hostile.StatusRefreshPatch); err != nil {
+			t.Errorf("the bot's status refresh on the broker %s was refused: %v", broker.Name, err)
+		}
+		for _, tc := range []struct{ name, body string }{
+			{"another annotation beside it", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r.1","example.com/restart":"now"}}}`},
+			{"another annotation alone", `{"metadata":{"annotations":{"kafkabot/go":"r.1767225600"}}}`},
+			{"a label", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r.1"},"labels":{"app.kubernetes.io/name":"not-kafka"}}}`},
+			{"a finalizer", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r.1"},"finalizers":["example.com/hold"]}}`},
+			{"an owner reference", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r.1"},"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"holder","uid":"00000000-0000-4000-8000-000000000099"}]}}`},
+			{"a value with a space", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r 1"}}}`},
+			{"a value of 81 characters", `{"metadata":{"annotations":{"kafkabot/status-refresh":"` + strings.Repeat("a", 81) + `"}}}`},
+			{"the image", `{"metadata":{"annotations":{"kafkabot/status-refresh":"r.1"}},"spec":{"containers":[{"name":"` + broker.Spec.Containers[0].Name + `","image":"docker.io/attacker/kafka:1"}]}}`},
+		} {
+			if err := patch(broker.Name, tc.body); !hostile.RefusedByPolicy(err) {
+				t.Errorf("%s: the status refresh with %s was not refused by the policy: %v", broker.Name, tc.name, err)
+			}
 		}
 	}
 }

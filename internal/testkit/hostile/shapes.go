@@ -192,12 +192,20 @@ func setEnv(p *corev1.Pod, name, value string) {
 
 // updateShape patches the existing debug pod OtherDebugPod (Install's) as
 // the bot, as a dry run.
-func updateShape(name, patch string) Shape {
+func updateShape(name, patch string) Shape { return patchShape(name, OtherDebugPod, patch) }
+
+// patchShape merge-patches the existing pod (Install's) as the bot, as a
+// dry run.
+func patchShape(name, pod, patch string) Shape {
 	return Shape{Name: name, Layer: ByPolicy, Says: saysUpdate, Try: func(ctx context.Context, c Cluster) error {
-		_, err := c.Bot.CoreV1().Pods(c.Namespace).Patch(ctx, OtherDebugPod, types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: dryRun})
+		_, err := c.Bot.CoreV1().Pods(c.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: dryRun})
 		return err
 	}}
 }
+
+// StatusRefreshPatch is the bot's one write to a broker pod, as it sends it
+// (internal/recovery's refreshKubeletStatus): the status-refresh annotation.
+const StatusRefreshPatch = `{"metadata":{"annotations":{"kafkabot/status-refresh":"hostile-repair.3"}}}`
 
 // Shapes returns every forbidden request shape, each distinct: the ones
 // issue 18 reported, their combinations, and the neighbours of each rule.
@@ -482,6 +490,10 @@ func Shapes() []Shape {
 		updateShape("add an owner reference to a debug pod", `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"kafka-broker","uid":"00000000-0000-4000-8000-000000000012","controller":true}]}}`),
 		updateShape("change another annotation of a debug pod", `{"metadata":{"annotations":{"kafkabot/target":"meta.properties"}}}`),
 		updateShape("add a label to a debug pod", `{"metadata":{"labels":{"app.kubernetes.io/name":"kafka"}}}`),
+		// The status refresh is for broker pods the parameters name only.
+		patchShape("the status refresh on a KRaft controller pod", ControllerPod, StatusRefreshPatch),
+		patchShape("the status refresh on a combined node", CombinedPod, StatusRefreshPatch),
+		patchShape("the status refresh on the operator's pod", OperatorPod, StatusRefreshPatch),
 
 		// ---- deletes -------------------------------------------------------
 		deleteShape("delete the operator's pod", OperatorPod),
