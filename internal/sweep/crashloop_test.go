@@ -90,6 +90,18 @@ func withInitContainer(restarts int32, st corev1.ContainerState, policy *corev1.
 	}
 }
 
+// withSidecar adds a metrics sidecar to p's spec and status, after
+// restarts restarts, in state st with last as its last state.
+func withSidecar(restarts int32, st, last corev1.ContainerState) func(*corev1.Pod) *corev1.Pod {
+	return func(p *corev1.Pod) *corev1.Pod {
+		p = p.DeepCopy()
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "jmx-exporter", Image: "bitnami/jmx-exporter"})
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: "jmx-exporter", RestartCount: restarts, State: st, LastTerminationState: last})
+		return p
+	}
+}
+
 func TestDetectorRealKubeletStatuses(t *testing.T) {
 	crash := t0.Add(-2 * time.Second) // the exit the kubelet just reported
 	exited := func(restarts, exitCode int32, reason string, run time.Duration) func(*corev1.Pod) *corev1.Pod {
@@ -127,6 +139,10 @@ func TestDetectorRealKubeletStatuses(t *testing.T) {
 	initFailed := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2,
 		StartedAt: metav1.NewTime(crash.Add(-time.Second)), FinishedAt: metav1.NewTime(crash)}}
 
+	sidecarOOM := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137,
+		StartedAt: metav1.NewTime(crash.Add(-time.Minute)), FinishedAt: metav1.NewTime(crash)}}
+	sidecarRunning := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(crash)}}
+
 	tests := []struct {
 		name          string
 		pod           func(*corev1.Pod) *corev1.Pod
@@ -158,6 +174,14 @@ func TestDetectorRealKubeletStatuses(t *testing.T) {
 		// OOMKilled goes first: the loop of an OOM-killed broker keeps its reason.
 		{"OOMKilled, terminated in the loop", exited(2, 137, "OOMKilled", kafkaRun), alert.ReasonOOMKilled, "kafka", "OOMKilled at 2026-03-01T08:59:58Z"},
 		{"OOMKilled, in the CrashLoopBackOff blip", chain(exited(2, 137, "OOMKilled", kafkaRun), backOff), alert.ReasonOOMKilled, "kafka", "OOMKilled"},
+		{"OOMKilled, running again", chain(exited(2, 137, "OOMKilled", kafkaRun), running), alert.ReasonOOMKilled, "kafka", "OOMKilled"},
+		// Container by container, Kafka first: a sidecar's OOM kill does not hide Kafka's loop, nor the reverse.
+		{"Kafka crash-looping, the sidecar OOM-killed", chain(exited(1, 1, "Error", kafkaRun), withSidecar(1, sidecarRunning, sidecarOOM)),
+			alert.ReasonCrashLoop, "kafka", "exit code 1 (Error)"},
+		{"Kafka OOM-killed, the sidecar crash-looping", chain(exited(1, 137, "OOMKilled", kafkaRun), withSidecar(3, sidecarOOM, sidecarOOM)),
+			alert.ReasonOOMKilled, "kafka", "container kafka was OOMKilled"},
+		{"Kafka running, the sidecar crash-looping", chain(withSidecar(2, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Reason: "Error", ExitCode: 1, FinishedAt: metav1.NewTime(crash)}}, corev1.ContainerState{})), alert.ReasonCrashLoop, "jmx-exporter", "exit code 1 (Error)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,18 +59,20 @@ func NewDetector(threshold int, window time.Duration) *Detector {
 
 // Observe records the pod's restart count at now and returns its detection.
 //
-// The rules, first match wins:
-//   - a pod being deleted (DeletionTimestamp set) is not alerted: the
-//     kubelet is stopping its containers on purpose and will not restart
-//     them, and its replacement is a new pod observed on its own;
-//   - OOMKilled: a container (the Kafka one first) was OOM-killed within
-//     RestartWindow. It goes before the crash loop because it says why the
+// A pod being deleted (DeletionTimestamp set) is never unhealthy: the
+// kubelet is stopping its containers on purpose and will not restart them,
+// and its replacement is a new pod, observed on its own. Otherwise the
+// first of these rules that holds gives the reason, checked container by
+// container (the Kafka one first, so a sidecar's trouble does not hide
+// Kafka's), then for the pod:
+//   - OOMKilled: the container was OOM-killed within RestartWindow. It
+//     goes before the container's crash loop because it says why the
 //     container keeps ending, and because it holds through the whole loop
 //     (the kill is the current or the last termination whether the
 //     container is terminated, waiting or running again), so an OOM loop
 //     keeps one reason instead of switching with the instant it is read;
-//   - CrashLoopBackOff: a container is in a crash loop as a real kubelet
-//     shows one (diagnose.ContainerState.CrashLoop): waiting in
+//   - CrashLoopBackOff: the container is in a crash loop as a real
+//     kubelet shows one (diagnose.ContainerState.CrashLoop): waiting in
 //     CrashLoopBackOff, or terminated in a failure after at least one
 //     restart, the state the API server shows for most of each back-off;
 //   - FrequentRestarts: more than RestartThreshold restarts within
@@ -88,15 +90,11 @@ func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
 
 	kafka := kube.KafkaContainerName(pod)
 	for _, cs := range preferContainer(statuses, kafka) {
-		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t != nil && t.Reason == string(alert.ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
-				det.Reason, det.Container = alert.ReasonOOMKilled, cs.Name
-				det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
-				return det
-			}
+		if t := d.recentOOMKill(cs, now); t != nil {
+			det.Reason, det.Container = alert.ReasonOOMKilled, cs.Name
+			det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
+			return det
 		}
-	}
-	for _, cs := range preferContainer(statuses, kafka) {
 		c := kube.ContainerStateOf(&cs)
 		t, ok := c.CrashLoop(restartsAfterExit0(pod, cs.Name))
 		if !ok {
@@ -116,6 +114,17 @@ func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
 		det.Detail = fmt.Sprintf("restarted %d times within %v", restarts, d.RestartWindow)
 	}
 	return det
+}
+
+// recentOOMKill returns the container's current or last termination when
+// it was an OOM kill within RestartWindow, else nil.
+func (d *Detector) recentOOMKill(cs corev1.ContainerStatus, now time.Time) *corev1.ContainerStateTerminated {
+	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+		if t != nil && t.Reason == string(alert.ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
+			return t
+		}
+	}
+	return nil
 }
 
 // restartsAfterExit0 reports whether the kubelet restarts the named
