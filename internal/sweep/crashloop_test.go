@@ -251,6 +251,12 @@ func TestRealKubeletCrashLoopAlertsAtSecondExit(t *testing.T) {
 		if !st.held {
 			continue
 		}
+		// The informer notifies the queue after its cache holds the status:
+		// wait for an expected alert, then let every queued change settle.
+		waitFor(t, st.what+" to be evaluated", func() bool {
+			e.clock.Step(opts.GroupWait)
+			return len(e.notes.of("notify")) >= st.wantAlerts
+		})
 		settleStepping(t, e, s, opts.GroupWait)
 		if n := len(e.notes.of("notify")); n != st.wantAlerts {
 			t.Fatalf("step %d (%s, restart count %d): %d notifications, want %d", i, st.what,
