@@ -78,7 +78,9 @@ type Reason string
 
 // Detection reasons, in the order the sweep checks them.
 const (
-	// ReasonCrashLoop: a container waits in CrashLoopBackOff.
+	// ReasonCrashLoop: a container is in a crash loop: waiting in
+	// CrashLoopBackOff, or terminated in a failure between two back-off
+	// restarts, as a real kubelet shows it most of the time.
 	ReasonCrashLoop Reason = "CrashLoopBackOff"
 	// ReasonOOMKilled: a container was OOM-killed within the restart window.
 	ReasonOOMKilled Reason = "OOMKilled"

@@ -145,6 +145,12 @@ func (r *compiledRule) statusHolds(s *Snapshot, st *ruleState) ([]string, bool) 
 		}
 		if c.WaitingReason != "" && slices.Contains(cond.WaitingReasons, c.WaitingReason) {
 			evidence = append(evidence, fmt.Sprintf("pod status: container %q waiting: %s", c.Name, c.WaitingReason))
+		} else if t, ok := c.CrashLoop(true); ok && c.WaitingReason == "" && slices.Contains(cond.WaitingReasons, WaitingCrashLoopBackOff) {
+			// Between two restarts a real kubelet shows a crash-looping
+			// container as Terminated, not as waiting in CrashLoopBackOff
+			// (see CrashLoop): the condition means the loop, so it holds.
+			evidence = append(evidence, fmt.Sprintf("pod status: container %q is crash-looping (%s): terminated with reason %q, exit code %d, after %d restarts",
+				c.Name, WaitingCrashLoopBackOff, t.Reason, t.ExitCode, c.RestartCount))
 		}
 	}
 	for _, re := range r.events {

@@ -110,9 +110,19 @@ func (t *logTail) fatalEvidence() []string {
 // how bad that is, and in words why.
 func sickness(s *Snapshot) (Severity, string, bool) {
 	c := s.Kafka()
+	var loop *Termination
+	crashLooping := false
+	if c != nil {
+		// A Kafka pod's container runs under restartPolicy Always (every
+		// StatefulSet's does), so an exit 0 is restarted with a back-off too.
+		loop, crashLooping = c.CrashLoop(true)
+	}
 	switch {
-	case c != nil && c.WaitingReason == "CrashLoopBackOff":
-		return SeverityHigh, fmt.Sprintf("container %q is in CrashLoopBackOff after %d restarts%s", c.Name, c.RestartCount, lastExit(c.LastTerminated)), true
+	case crashLooping && c.WaitingReason == WaitingCrashLoopBackOff:
+		return SeverityHigh, fmt.Sprintf("container %q is in CrashLoopBackOff after %d restarts%s", c.Name, c.RestartCount, lastExit(loop)), true
+	case crashLooping:
+		return SeverityHigh, fmt.Sprintf("container %q is crash-looping: it terminated%s after %d restarts and the kubelet restarts it with a back-off",
+			c.Name, lastExit(loop), c.RestartCount), true
 	case s.Phase == "Failed":
 		return SeverityHigh, "the pod's phase is Failed", true
 	case c != nil && c.Terminated != nil && (c.Terminated.ExitCode != 0 || c.Terminated.Reason == "OOMKilled"):

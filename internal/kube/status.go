@@ -97,23 +97,29 @@ func statusContainers(pod *corev1.Pod) []diagnose.ContainerState {
 	}
 	out := make([]diagnose.ContainerState, 0, len(pod.Spec.Containers))
 	for _, c := range pod.Spec.Containers {
-		cs := diagnose.ContainerState{Name: c.Name, Image: c.Image}
+		cs := diagnose.ContainerState{Name: c.Name}
 		if st, ok := byName[c.Name]; ok {
-			cs.Ready = st.Ready
-			cs.RestartCount = st.RestartCount
-			cs.ImageID = st.ImageID
-			if w := st.State.Waiting; w != nil {
-				cs.WaitingReason, cs.WaitingMessage = w.Reason, w.Message
-			}
-			if r := st.State.Running; r != nil {
-				cs.Running, cs.RunningSince = true, r.StartedAt.Time
-			}
-			cs.Terminated = statusTermination(st.State.Terminated)
-			cs.LastTerminated = statusTermination(st.LastTerminationState.Terminated)
+			cs = ContainerStateOf(st)
 		}
+		cs.Image = c.Image
 		out = append(out, cs)
 	}
 	return out
+}
+
+// ContainerStateOf maps one container status to the part the diagnosis
+// engine reads (its Image is the status's; a Snapshot shows the spec's).
+func ContainerStateOf(st *corev1.ContainerStatus) diagnose.ContainerState {
+	cs := diagnose.ContainerState{Name: st.Name, Ready: st.Ready, RestartCount: st.RestartCount, Image: st.Image, ImageID: st.ImageID}
+	if w := st.State.Waiting; w != nil {
+		cs.WaitingReason, cs.WaitingMessage = w.Reason, w.Message
+	}
+	if r := st.State.Running; r != nil {
+		cs.Running, cs.RunningSince = true, r.StartedAt.Time
+	}
+	cs.Terminated = statusTermination(st.State.Terminated)
+	cs.LastTerminated = statusTermination(st.LastTerminationState.Terminated)
+	return cs
 }
 
 func statusTermination(t *corev1.ContainerStateTerminated) *diagnose.Termination {

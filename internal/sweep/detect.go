@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kafka-chatops/kafkabot/internal/alert"
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	"github.com/kafka-chatops/kafkabot/internal/kube"
 )
 
@@ -39,8 +40,8 @@ type restartSample struct {
 
 // Detector decides from a pod's status whether it is crash-looping. It
 // remembers each pod's restart counts to tell a restart rate; that memory
-// is per process (a restarted bot starts a new baseline, and
-// CrashLoopBackOff still catches a pod that keeps crashing).
+// is per process (a restarted bot starts a new baseline, and the crash-loop
+// rule still catches a pod that keeps crashing).
 type Detector struct {
 	// RestartThreshold and RestartWindow: more than RestartThreshold
 	// restarts within RestartWindow is unhealthy. RestartWindow also bounds
@@ -57,6 +58,25 @@ func NewDetector(threshold int, window time.Duration) *Detector {
 }
 
 // Observe records the pod's restart count at now and returns its detection.
+//
+// A pod being deleted (DeletionTimestamp set) is never unhealthy: the
+// kubelet is stopping its containers on purpose and will not restart them,
+// and its replacement is a new pod, observed on its own. Otherwise the
+// first of these rules that holds gives the reason, checked container by
+// container (the Kafka one first, so a sidecar's trouble does not hide
+// Kafka's), then for the pod:
+//   - OOMKilled: the container was OOM-killed within RestartWindow. It
+//     goes before the container's crash loop because it says why the
+//     container keeps ending, and because it holds through the whole loop
+//     (the kill is the current or the last termination whether the
+//     container is terminated, waiting or running again), so an OOM loop
+//     keeps one reason instead of switching with the instant it is read;
+//   - CrashLoopBackOff: the container is in a crash loop as a real
+//     kubelet shows one (diagnose.ContainerState.CrashLoop): waiting in
+//     CrashLoopBackOff, or terminated in a failure after at least one
+//     restart, the state the API server shows for most of each back-off;
+//   - FrequentRestarts: more than RestartThreshold restarts within
+//     RestartWindow.
 func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
 	det := Detection{Ready: kube.PodReady(pod)}
 	statuses := append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
@@ -64,29 +84,77 @@ func (d *Detector) Observe(pod *corev1.Pod, now time.Time) Detection {
 		det.Restarts += cs.RestartCount
 	}
 	restarts := d.record(pod.UID, det.Restarts, now)
+	if pod.DeletionTimestamp != nil {
+		return det
+	}
 
 	kafka := kube.KafkaContainerName(pod)
 	for _, cs := range preferContainer(statuses, kafka) {
-		if w := cs.State.Waiting; w != nil && w.Reason == string(alert.ReasonCrashLoop) {
-			det.Reason, det.Container = alert.ReasonCrashLoop, cs.Name
-			det.Detail = fmt.Sprintf("container %s is in CrashLoopBackOff after %d restarts", cs.Name, cs.RestartCount)
+		if t := d.recentOOMKill(cs, now); t != nil {
+			det.Reason, det.Container = alert.ReasonOOMKilled, cs.Name
+			det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
 			return det
 		}
-	}
-	for _, cs := range preferContainer(statuses, kafka) {
-		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t != nil && t.Reason == string(alert.ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
-				det.Reason, det.Container = alert.ReasonOOMKilled, cs.Name
-				det.Detail = fmt.Sprintf("container %s was OOMKilled at %s", cs.Name, t.FinishedAt.UTC().Format(time.RFC3339))
-				return det
-			}
+		c := kube.ContainerStateOf(&cs)
+		t, ok := c.CrashLoop(restartsAfterExit0(pod, cs.Name))
+		if !ok {
+			continue
 		}
+		det.Reason, det.Container = alert.ReasonCrashLoop, cs.Name
+		if c.WaitingReason == diagnose.WaitingCrashLoopBackOff {
+			det.Detail = fmt.Sprintf("container %s is in CrashLoopBackOff after %d restarts", cs.Name, cs.RestartCount)
+		} else {
+			det.Detail = fmt.Sprintf("container %s keeps failing: exit code %d (%s) at %s, restarted %d %s; the kubelet restarts it with a back-off",
+				cs.Name, t.ExitCode, t.Reason, t.FinishedAt.UTC().Format(time.RFC3339), cs.RestartCount, plural(cs.RestartCount, "time", "times"))
+		}
+		return det
 	}
 	if d.RestartThreshold > 0 && restarts > int32(d.RestartThreshold) {
 		det.Reason, det.Container = alert.ReasonRestarts, kafka
 		det.Detail = fmt.Sprintf("restarted %d times within %v", restarts, d.RestartWindow)
 	}
 	return det
+}
+
+// recentOOMKill returns the container's current or last termination when
+// it was an OOM kill within RestartWindow, else nil.
+func (d *Detector) recentOOMKill(cs corev1.ContainerStatus, now time.Time) *corev1.ContainerStateTerminated {
+	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+		if t != nil && t.Reason == string(alert.ReasonOOMKilled) && now.Sub(t.FinishedAt.Time) <= d.RestartWindow {
+			return t
+		}
+	}
+	return nil
+}
+
+// restartsAfterExit0 reports whether the kubelet restarts the named
+// container after it exits 0: its own restart policy when it has one (a
+// sidecar init container's Always), else, for a regular container, the
+// pod's (Always when unset). An ordinary init container runs to completion
+// once; a container missing from the spec counts as not restarted.
+func restartsAfterExit0(pod *corev1.Pod, name string) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			if c.RestartPolicy != nil {
+				return *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+			}
+			return pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Spec.RestartPolicy == ""
+		}
+	}
+	return false
+}
+
+// plural returns one when n is 1, else many.
+func plural(n int32, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // preferContainer returns statuses with the named container first.

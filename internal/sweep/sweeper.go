@@ -3,10 +3,11 @@
 
 // Package sweep finds crash-looping Kafka pods before anyone asks and
 // alerts about them, the way Alertmanager does: detection from a pod
-// informer (a pod entering CrashLoopBackOff, OOMKilled, or restarting too
-// often is diagnosed at once), a scheduled full sweep from the informer's
-// cache as a safety net, and an alert pipeline of small stages (record,
-// silence, dedupe, group, notify and set-notified, resolve). The alert
+// informer (a pod in a crash loop, OOMKilled, or restarting too often is
+// diagnosed at once; see Detector.Observe), a scheduled full sweep from
+// the informer's cache as a safety net, and an alert pipeline of small
+// stages (record, silence, dedupe, group, notify and set-notified,
+// resolve). The alert
 // state and silences live in a ConfigMap, so a restart does not re-alert,
 // and only the leader replica (a Lease) sweeps and alerts.
 package sweep
@@ -99,7 +100,7 @@ type Options struct {
 	// evaluation.
 	GroupWait time.Duration
 	// RestartThreshold and RestartWindow: more than RestartThreshold
-	// restarts within RestartWindow alert even without CrashLoopBackOff.
+	// restarts within RestartWindow alert even without a crash loop.
 	RestartThreshold int
 	RestartWindow    time.Duration
 	// Summary says when scheduled sweeps post a summary.
