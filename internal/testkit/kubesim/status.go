@@ -16,8 +16,12 @@ import (
 // server (through pods/status) and client-go's fake clientset.
 
 // firstCrashRestarts is the restart count given to a container that enters
-// CrashLoopBackOff for the first time: the kubelet only reports that reason
-// after a few failed restarts.
+// CrashLoopBackOff for the first time: a loop some restarts old, as a broker
+// usually is by the time someone looks. (A real kubelet backs off from the
+// second exit, and between its syncs reports the container Terminated, not
+// waiting: internal/sweep and internal/recovery handle that shape, which
+// their own tests and the real-node stage cover; this simulator keeps the
+// waiting state for the whole loop.)
 const firstCrashRestarts = 5
 
 // hostIP is the address of the simulated node.
