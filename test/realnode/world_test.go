@@ -110,10 +110,9 @@ func (s *scenario) pvName(i int) string {
 
 // writeVolumes lays out the broker's volumes (the controller quorum is nodes
 // 10, 11 and 12 in quorum-state, never the broker) with meta.properties holding
-// storedID in every log dir, and the metadata log in the first one, where
-// the seed divergence is planted when diverged. Files belong to the broker's
-// uid, as a real broker writes them.
-func (s *scenario) writeVolumes(storedID string, diverged bool) {
+// storedID in every log dir, and the metadata log in the first one. Files
+// belong to the broker's uid, as a real broker writes them.
+func (s *scenario) writeVolumes(storedID string) {
 	s.t.Helper()
 	for i, v := range s.layout.volumes {
 		logDir := v.logDir
@@ -134,9 +133,6 @@ func (s *scenario) writeVolumes(storedID string, diverged bool) {
 			files[filepath.Join(meta, "leader-epoch-checkpoint")] = []byte("0\n1\n12 57054787\n")
 			files[filepath.Join(meta, "partition.metadata")] = []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
 			files[filepath.Join(meta, "quorum-state")] = []byte(`{"leaderId":11,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":10},{"voterId":11},{"voterId":12}],"data_version":0}` + "\n")
-			if diverged {
-				files[filepath.Join(meta, divergenceMarker)] = []byte("planted by test/realnode\n")
-			}
 		}
 		root := s.volume(i)
 		// A fresh volume, also when the tests run again on one cluster.
@@ -165,9 +161,6 @@ func (s *scenario) writeVolumes(storedID string, diverged bool) {
 		}
 	}
 }
-
-// divergenceMarker is the broker stand-in's DivergenceMarker.
-const divergenceMarker = "kafkabot-test-divergence"
 
 // pseudoRandom is n deterministic bytes that differ per seed.
 func pseudoRandom(seed string, n int) []byte {
