@@ -255,7 +255,7 @@ func deployLegacyBroker(t *testing.T) func() {
 	t.Helper()
 	s := newScenario(t, "legacy", bitnami, "100")
 	s.image = legacyBrokerImage
-	s.writeVolumes("100")
+	s.freshVolumes()
 	s.deploy()
 	if err := waitFor(s.ctx(), 2*time.Minute, func() (bool, error) {
 		p, err := s.pod(s.broker)

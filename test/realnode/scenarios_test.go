@@ -71,7 +71,7 @@ func (k *kafkaCluster) refusedOnDisk(t *testing.T, pod string, fc faultCase, wan
 		tamper(k.logDir(pod))
 	}
 	click(t, m, actionApprove, approver)
-	th, summary, _ := waitOutcome(t, m, 5*time.Minute)
+	th, summary, _ := waitOutcome(t, m, 10*time.Minute)
 	thread := strings.Join(th, "\n---\n")
 	if strings.Contains(summary, "Repair succeeded") || !strings.Contains(thread, want) {
 		t.Errorf("want a refusal saying %q; the thread reads:\n%s", want, thread)
