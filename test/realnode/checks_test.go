@@ -7,8 +7,6 @@ package realnode
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -54,37 +52,6 @@ func checkDebugPod(t *testing.T, p *corev1.Pod, broker *corev1.Pod, claim, diges
 	if claims != 1 {
 		t.Errorf("the debug pod mounts the broker's claim %d times", claims)
 	}
-}
-
-// checkBackup checks the volume after a metadata-log move and returns the
-// backup folder's name.
-func checkBackup(t *testing.T, s *scenario) string {
-	t.Helper()
-	backups := kafkabotBackups(t, s.volume(0))
-	if len(backups) != 1 {
-		t.Fatalf("want one backup folder at the volume root, found %v", backups)
-	}
-	b := backups[0]
-	logDirName := s.layout.volumes[0].logDir
-	moved := filepath.Join(s.volume(0), b, logDirName, "__cluster_metadata-0")
-	for _, f := range []string{divergenceMarker, "00000000000057054787.log", "quorum-state"} {
-		if _, err := os.Stat(filepath.Join(moved, f)); err != nil {
-			t.Errorf("the backup lacks %s: %v", f, err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(s.volume(0), b, "README.txt")); err != nil {
-		t.Errorf("the backup has no README.txt: %v", err)
-	}
-	logDir := filepath.Join(s.volume(0), logDirName)
-	if _, err := os.Stat(filepath.Join(logDir, "__cluster_metadata-0", divergenceMarker)); err == nil {
-		t.Error("the diverged metadata log is still in the log dir")
-	}
-	for _, f := range []string{"meta.properties", "orders-0/00000000000000000000.log", "bootstrap.checkpoint", "__cluster_metadata-0"} {
-		if _, err := os.Stat(filepath.Join(logDir, f)); err != nil {
-			t.Errorf("%s is gone from the log dir: %v", f, err)
-		}
-	}
-	return b
 }
 
 // kafkaStatus is the status of the broker pod's Kafka container.

@@ -59,7 +59,7 @@ func checkDoctor(t *testing.T, helmTest func() (string, error)) {
 			"✓ slack: the bot is a member of #",
 			"✓ rbac: Kafka namespace kafka: the bot may make each of its",
 			"✓ admission: namespace kafka: admission policy kafka-bot-guard enforced",
-			"✓ images: kafka/chart-kafka-broker-0: its repair's debug pod (image kafkabot.local/kafka-standin) is admitted",
+			"✓ images: kafka/chart-kafka-broker-0: its repair's debug pod (image " + kafkaImageRepo + ") is admitted",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: the doctor's report lacks %q:\n%s", when, want, out)
@@ -255,7 +255,7 @@ func deployLegacyBroker(t *testing.T) func() {
 	t.Helper()
 	s := newScenario(t, "legacy", bitnami, "100")
 	s.image = legacyBrokerImage
-	s.writeVolumes("100", false)
+	s.freshVolumes()
 	s.deploy()
 	if err := waitFor(s.ctx(), 2*time.Minute, func() (bool, error) {
 		p, err := s.pod(s.broker)

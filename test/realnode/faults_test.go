@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,4 +168,20 @@ func chownTree(dir string) error {
 		}
 		return os.Lchown(p, kafkaUID, kafkaUID)
 	})
+}
+
+// setNodeID rewrites the node.id of the log dir's meta.properties, the
+// rest of the file as Kafka wrote it: the volume now says it is another
+// node's.
+func setNodeID(logDir string, id int) error {
+	path := filepath.Join(logDir, "meta.properties")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	line := regexp.MustCompile(`(?m)^node\.id=\d+$`)
+	if !line.Match(b) {
+		return fmt.Errorf("%s has no node.id line:\n%s", path, b)
+	}
+	return os.WriteFile(path, line.ReplaceAll(b, []byte("node.id="+strconv.Itoa(id))), 0o644)
 }

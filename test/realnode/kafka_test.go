@@ -45,7 +45,8 @@ const (
 	// kafkaClusterID is the cluster id every node is formatted with.
 	kafkaClusterID = "p8fFEbKGQ22B6M_Da_vCBw"
 	votersFile     = "kafkabot-test-voters"
-	// topic is the scenarios' topic: 3 partitions, replication factor 3.
+	// topic is the scenarios' topic: 3 partitions, replication factor 3
+	// (every broker's, in a cluster of fewer brokers).
 	topic      = "orders"
 	topicParts = 3
 	// records is how many records are written before each fault.
@@ -68,6 +69,10 @@ const (
 	// (the broker StatefulSet's ordinals start at 100, as a Strimzi node
 	// pool's ids can), and the pods carry Strimzi's labels.
 	strimziJBOD
+	// bitnamiAtRoot: Bitnami's layout with log.dirs at the volume root
+	// (/bitnami/kafka), which Kafka accepts and where the repair has no
+	// place outside the log dir for its backup.
+	bitnamiAtRoot
 )
 
 // kafkaCluster is one real KRaft cluster in the kafka namespace: three
@@ -134,7 +139,7 @@ func (k *kafkaCluster) pods() []string {
 // one holding the metadata log first, and mountPath where each is mounted.
 func (k *kafkaCluster) templates(pod string) []string {
 	switch {
-	case k.layout == bitnamiLayout:
+	case k.layout != strimziJBOD:
 		return []string{"data"}
 	case strings.HasPrefix(pod, k.brokerSet()) || k.combined:
 		return []string{"data-0", "data-1"}
@@ -142,7 +147,7 @@ func (k *kafkaCluster) templates(pod string) []string {
 	return []string{"data-0"}
 }
 func (k *kafkaCluster) mountPath(template string) string {
-	if k.layout == bitnamiLayout {
+	if k.layout != strimziJBOD {
 		return "/bitnami/kafka"
 	}
 	return "/var/lib/kafka/" + template
@@ -161,7 +166,10 @@ func (k *kafkaCluster) volumes(pod string) []string {
 func (k *kafkaCluster) volume(pod string) string { return k.volumes(pod)[0] }
 func (k *kafkaCluster) claim(pod string) string  { return k.templates(pod)[0] + "-" + pod }
 func (k *kafkaCluster) logDir(pod string) string {
-	if k.layout == bitnamiLayout {
+	switch k.layout {
+	case bitnamiAtRoot:
+		return k.volume(pod)
+	case bitnamiLayout:
 		return filepath.Join(k.volume(pod), "data")
 	}
 	return filepath.Join(k.volume(pod), "kafka-log"+strconv.Itoa(k.nodeID(pod)))
@@ -176,7 +184,7 @@ func (k *kafkaCluster) brokerPod(i int) string {
 }
 func (k *kafkaCluster) nodeID(pod string) int {
 	n, _ := strconv.Atoi(pod[strings.LastIndex(pod, "-")+1:])
-	if k.layout == bitnamiLayout && strings.HasPrefix(pod, k.brokerSet()) {
+	if k.layout != strimziJBOD && strings.HasPrefix(pod, k.brokerSet()) {
 		return 100 + n
 	}
 	return n
@@ -290,6 +298,20 @@ func (k *kafkaCluster) brokerCount() int {
 	return k.brokers
 }
 
+// replicationFactor is the topics' replication factor: 3, or every broker
+// of a smaller cluster; minISR is their min.insync.replicas: 2, or 1 with a
+// single replica.
+func (k *kafkaCluster) replicationFactor() int { return min(3, k.brokerCount()) }
+func (k *kafkaCluster) minISR() int            { return min(2, k.replicationFactor()) }
+
+// replicas is how many nodes the StatefulSet set runs when none is stopped.
+func (k *kafkaCluster) replicas(set string) int32 {
+	if set == k.brokerSet() {
+		return int32(k.brokers)
+	}
+	return 3
+}
+
 // brokerPods are the pods with the broker role.
 func (k *kafkaCluster) brokerPods() []string {
 	if k.combined {
@@ -327,7 +349,11 @@ func (k *kafkaCluster) createPV(ctx context.Context, claim, path string) {
 func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component string, minID int) *appsv1.StatefulSet {
 	labels := map[string]string{"app.kubernetes.io/name": "kafka", "app.kubernetes.io/instance": k.name, "app.kubernetes.io/component": component}
 	pod := name + "-0"
-	layoutVars := []corev1.EnvVar{{Name: "KAFKA_MIN_ID", Value: strconv.Itoa(minID)}, {Name: "KAFKA_CFG_LOG_DIRS", Value: "/bitnami/kafka/data"}}
+	logDirs := "/bitnami/kafka/data"
+	if k.layout == bitnamiAtRoot {
+		logDirs = "/bitnami/kafka"
+	}
+	layoutVars := []corev1.EnvVar{{Name: "KAFKA_MIN_ID", Value: strconv.Itoa(minID)}, {Name: "KAFKA_CFG_LOG_DIRS", Value: logDirs}}
 	if k.layout == strimziJBOD {
 		broker, controller := strings.Contains(roles, "broker"), strings.Contains(roles, "controller")
 		pool := "controller"
@@ -349,9 +375,9 @@ func (k *kafkaCluster) statefulSet(name string, replicas int32, roles, component
 	vars = append(vars, []corev1.EnvVar{
 		{Name: "KAFKA_CFG_CONTROLLER_LISTENER_NAMES", Value: "CONTROLLER"},
 		{Name: "KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP", Value: "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
-		{Name: "KAFKA_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR", Value: "3"},
-		{Name: "KAFKA_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", Value: "3"},
-		{Name: "KAFKA_CFG_TRANSACTION_STATE_LOG_MIN_ISR", Value: "2"},
+		{Name: "KAFKA_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR", Value: strconv.Itoa(k.replicationFactor())},
+		{Name: "KAFKA_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", Value: strconv.Itoa(k.replicationFactor())},
+		{Name: "KAFKA_CFG_TRANSACTION_STATE_LOG_MIN_ISR", Value: strconv.Itoa(k.minISR())},
 		{Name: "KAFKA_CFG_AUTO_CREATE_TOPICS_ENABLE", Value: "false"},
 		{Name: "KAFKA_CFG_BROKER_RACK", Value: "$(POD_NAME)"},
 		{Name: "KAFKA_CFG_REPLICA_SELECTOR_CLASS", Value: "org.apache.kafka.common.replica.RackAwareReplicaSelector"},
@@ -663,7 +689,8 @@ func (k *kafkaCluster) writeData(tag string) {
 	t.Helper()
 	if !k.topicCreated {
 		if out, err := k.tool(2*time.Minute, "", k.class("TopicCommand"), "--bootstrap-server", k.bootstrap(), "--create", "--topic", topic,
-			"--partitions", strconv.Itoa(topicParts), "--replication-factor", "3", "--config", "min.insync.replicas=2"); err != nil {
+			"--partitions", strconv.Itoa(topicParts), "--replication-factor", strconv.Itoa(k.replicationFactor()),
+			"--config", "min.insync.replicas="+strconv.Itoa(k.minISR())); err != nil {
 			t.Fatalf("creating %s: %v\n%s", topic, err, out)
 		}
 		k.topicCreated = true
@@ -683,7 +710,7 @@ func (k *kafkaCluster) writeData(tag string) {
 		t.Fatal(err)
 	}
 	for p, r := range isr {
-		if len(r) != 3 {
+		if len(r) != k.replicationFactor() {
 			t.Fatalf("partition %d's ISR is %v after the writes", p, r)
 		}
 	}
@@ -757,7 +784,7 @@ func (k *kafkaCluster) waitGone(pods ...string) {
 // recovered proves with Kafka's own tools that the node behind pod is back:
 // registered and unfenced, an observer (or voter) of the metadata quorum
 // with lag 0, every partition's ISR back to every broker but the ones down
-// (known to be down meanwhile: 3 replicas when none is), and every record
+// (known to be down meanwhile: every replica when none is), and every record
 // written before the fault read back from its replica. It returns when
 // that held.
 func (k *kafkaCluster) recovered(pod string, timeout time.Duration, down ...string) time.Time {

@@ -96,45 +96,58 @@ var checkpointFault = faultCase{
 	moved:     "recovery-point-offset-checkpoint",
 }
 
-// TestRealKafkaRepairs runs the refusal on a combined node, then, side by
-// side, the seed incident on 3.7.2 and every automated repair and the
-// refusals on the newest Kafka, each version's scenarios sharing one
-// cluster. The two clusters are separate Kafka clusters to the bot (its
-// one-repair-at-a-time and peer gates are per cluster), and most of each
-// scenario's time is the real crash loop's back-off, so they overlap well.
+// TestRealKafkaRepairs runs the refusal on a combined node, then two
+// branches side by side: the seed incident on 3.7.2 followed by the
+// script's on-disk refusals on a small newest-Kafka cluster, and every
+// automated repair and the gates' refusals on the newest Kafka, each
+// cluster shared by its scenarios. The clusters are separate Kafka
+// clusters to the bot (its one-repair-at-a-time and peer gates are per
+// cluster), and most of each scenario's time is the real crash loop's
+// back-off, so they overlap well.
 func TestRealKafkaRepairs(t *testing.T) {
 	t.Run(newestKafka+"-combined", func(t *testing.T) {
 		k := newKafkaCluster(t, "c"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 0, true, bitnamiLayout)
 		k.writeData("start")
 		t.Run("refused-on-a-combined-node", func(t *testing.T) { k.refusedOnVoter(t, k.pods()[2]) })
 	})
-	// oldUp is closed once the 3.7.2 cluster has formed (or failed to):
-	// the 4.4.0 cluster starts then, not at the same time, as six JVMs
-	// starting at once on this 2-core machine are the heaviest moment.
-	// oldDone is closed when its scenarios end.
-	oldUp, oldDone := make(chan struct{}), make(chan struct{})
-	oldRan := false
-	t.Run(oldestKafka, func(t *testing.T) {
+	// What the two branches wait for in each other, each closed once (a
+	// branch filtered out by -test.run has them closed at once):
+	// oldUp, the 3.7.2 cluster formed (or failed to): the 4.4.0 cluster
+	// starts then, not at the same time, as six JVMs starting at once on
+	// this 2-core machine are the heaviest moment; seedDone, the 3.7.2 seed
+	// ended: a bot pod may be deleted mid-repair; botBack, that repair
+	// ended: the on-disk refusals may ask the bot; oldDone, the first
+	// branch ended: the node may be cordoned.
+	oldUp, seedDone, botBack, oldDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	oldRan, newRan := false, false
+	t.Run(oldestKafka+"-then-on-disk-refusals", func(t *testing.T) {
 		oldRan = true
 		t.Parallel()
 		defer close(oldDone)
 		upOnce := sync.OnceFunc(func() { close(oldUp) })
 		defer upOnce()
-		// Strimzi's JBOD layout: the seed's backup must land on the root of
-		// the volume holding the metadata log, nothing on the second one.
-		k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false, strimziJBOD)
-		upOnce()
-		k.writeData("start")
-		// The seed with the sweep's alert from the real crash loop (the
-		// crash-to-alert time is measured).
-		t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, repairHow{alert: true}) })
+		seedOnce := sync.OnceFunc(func() { close(seedDone) })
+		defer seedOnce()
+		t.Run(oldestKafka, func(t *testing.T) {
+			// Strimzi's JBOD layout: the seed's backup must land on the root
+			// of the volume holding the metadata log, nothing on the second.
+			k := newKafkaCluster(t, "k"+strings.ReplaceAll(oldestKafka, ".", ""), oldestKafka, 3, false, strimziJBOD)
+			upOnce()
+			k.writeData("start")
+			// The seed with the sweep's alert from the real crash loop (the
+			// crash-to-alert time is measured).
+			t.Run(seedFault.name, func(t *testing.T) { k.repairOne(t, seedFault, repairHow{alert: true}) })
+		})
+		seedOnce()
+		// The 3.7.2 cluster is gone (its subtest's cleanup); the node has
+		// room for a small one.
+		t.Run("on-disk-refusals-"+newestKafka, func(t *testing.T) { onDiskRefusals(t, botBack) })
 	})
-	if !oldRan { // filtered out by -test.run: nothing to wait for
-		close(oldUp)
-		close(oldDone)
-	}
 	t.Run(newestKafka, func(t *testing.T) {
+		newRan = true
 		t.Parallel()
+		backOnce := sync.OnceFunc(func() { close(botBack) })
+		defer backOnce()
 		waitOrLog(t, oldUp, 10*time.Minute, "the "+oldestKafka+" cluster did not form within 10 minutes; starting anyway")
 		k := newKafkaCluster(t, "k"+strings.ReplaceAll(newestKafka, ".", ""), newestKafka, 3, false, bitnamiLayout)
 		k.writeData("start")
@@ -145,11 +158,14 @@ func TestRealKafkaRepairs(t *testing.T) {
 		// broker because all log dirs in … have failed", which the diagnosis
 		// ties to the file through the LogDirFailureChannel's error in the
 		// same run. The bot pod running it is deleted mid-repair (once the
-		// other cluster's scenarios are over, so only this repair is
-		// resumed): a replica takes it over from the Lease hand-off.
-		if !t.Run(checkpointFault.name, func(t *testing.T) {
-			k.repairOne(t, checkpointFault, repairHow{deleteBotAfter: oldDone})
-		}) {
+		// 3.7.2 seed is over, and before the on-disk refusals ask the bot,
+		// so only this repair is resumed): a replica takes it over from the
+		// Lease hand-off.
+		ok := t.Run(checkpointFault.name, func(t *testing.T) {
+			k.repairOne(t, checkpointFault, repairHow{deleteBotAfter: seedDone})
+		})
+		backOnce()
+		if !ok {
 			return
 		}
 		// The seed on broker 102, with broker 101 failing at once: it
@@ -166,9 +182,18 @@ func TestRealKafkaRepairs(t *testing.T) {
 		// and recreated broker Pending: it waits for that cluster's
 		// scenarios to end (a bound, not a deadlock, if -test.parallel=1
 		// runs this one first).
-		waitOrLog(t, oldDone, 25*time.Minute, "the "+oldestKafka+" scenarios did not end within 25 minutes; cordoning the node anyway")
+		waitOrLog(t, oldDone, 25*time.Minute, "the other branch's scenarios did not end within 25 minutes; cordoning the node anyway")
 		t.Run("refused-without-a-quorum-leader", func(t *testing.T) { k.noQuorumLeader(t, k.brokerPod(1), foreignDirFault) })
 	})
+	// Filtered out by -test.run: nothing to wait for.
+	if !oldRan {
+		close(oldUp)
+		close(seedDone)
+		close(oldDone)
+	}
+	if !newRan {
+		close(botBack)
+	}
 }
 
 // waitOrLog waits until done is closed, at most timeout (a bound, not a
@@ -207,12 +232,9 @@ func (k *kafkaCluster) plant(set string, keep int32, faults ...planted) {
 	for _, f := range faults {
 		t.Logf("FAULT Kafka %s, %s (node %d): %s", k.version, f.pod, k.nodeID(f.pod), f.fault.plant(t, k.logDir(f.pod)))
 	}
-	k.scale(set, 3)
+	k.scale(set, k.replicas(set))
 }
 
-// repairOne plants fc on broker 102 (stopped, then started), lets the bot
-// repair it, and proves recovery with Kafka's tools. With alert it also
-// waits for the sweep's alert and measures the time from the first crash.
 // repairHow says what else a repair scenario does.
 type repairHow struct {
 	// alert waits for the sweep's alert and measures crash to alert.
@@ -223,13 +245,16 @@ type repairHow struct {
 	deleteBotAfter <-chan struct{}
 }
 
+// repairOne plants fc on the last broker (102 of three; stopped, then
+// started), lets the bot repair it, and proves recovery with Kafka's tools.
 func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, how repairHow) {
 	defer k.on(t)()
 	k.writeData(fc.name)
-	pod := k.brokerPod(2)
+	last := int32(k.brokers - 1)
+	pod := k.brokerPod(int(last))
 	pods := watchPods(t)
 	alerts := len(env.emu.Messages(alertChannel))
-	k.plant(k.brokerSet(), 2, planted{pod, fc})
+	k.plant(k.brokerSet(), last, planted{pod, fc})
 
 	s := k.scenario(pod)
 	crashing := s.waitCrashLoop(1)

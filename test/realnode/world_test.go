@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -108,76 +107,23 @@ func (s *scenario) pvName(i int) string {
 	return "realnode-" + s.cluster + "-" + s.layout.volumes[i].template
 }
 
-// writeVolumes lays out the broker's volumes (the controller quorum is nodes
-// 10, 11 and 12 in quorum-state, never the broker) with meta.properties holding
-// storedID in every log dir, and the metadata log in the first one, where
-// the seed divergence is planted when diverged. Files belong to the broker's
-// uid, as a real broker writes them.
-func (s *scenario) writeVolumes(storedID string, diverged bool) {
+// freshVolumes makes each of the broker's volumes an empty directory
+// holding its empty log dir, owned by the broker's uid (the stand-in only
+// locks the log dir), also when the tests run again on one cluster.
+func (s *scenario) freshVolumes() {
 	s.t.Helper()
 	for i, v := range s.layout.volumes {
-		logDir := v.logDir
-		files := map[string][]byte{
-			filepath.Join(logDir, "meta.properties"): []byte("#\n#Mon Apr 28 08:00:00 UTC 2025\nnode.id=" + storedID +
-				"\ndirectory.id=0U9tWjkzT3yJwTqN-YmQ1" + strconv.Itoa(i) + "\nversion=1\ncluster.id=p8fFEbKGQ22B6M_Da_vCBw\n"),
-			filepath.Join(logDir, ".lock"):                                               nil,
-			filepath.Join(logDir, "recovery-point-offset-checkpoint"):                    []byte("0\n1\norders 0 1187\n"),
-			filepath.Join(logDir, "orders-"+strconv.Itoa(i), "00000000000000000000.log"): pseudoRandom("orders-log", 16384),
-			filepath.Join(logDir, "orders-"+strconv.Itoa(i), "partition.metadata"):       []byte("version: 0\ntopic_id: 9Jc0mZ0sQ1e1Qd3Xb8wM2A\n"),
-		}
-		if i == 0 {
-			meta := filepath.Join(logDir, "__cluster_metadata-0")
-			files[filepath.Join(logDir, "bootstrap.checkpoint")] = pseudoRandom("bootstrap", 96)
-			files[filepath.Join(meta, "00000000000057054787.log")] = pseudoRandom("metadata-log", 8192)
-			files[filepath.Join(meta, "00000000000057054787.index")] = pseudoRandom("metadata-index", 512)
-			files[filepath.Join(meta, "00000000000057054787-0000000012.checkpoint")] = pseudoRandom("metadata-snapshot", 2048)
-			files[filepath.Join(meta, "leader-epoch-checkpoint")] = []byte("0\n1\n12 57054787\n")
-			files[filepath.Join(meta, "partition.metadata")] = []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
-			files[filepath.Join(meta, "quorum-state")] = []byte(`{"leaderId":11,"leaderEpoch":12,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":10},{"voterId":11},{"voterId":12}],"data_version":0}` + "\n")
-			if diverged {
-				files[filepath.Join(meta, divergenceMarker)] = []byte("planted by test/realnode\n")
-			}
-		}
 		root := s.volume(i)
-		// A fresh volume, also when the tests run again on one cluster.
 		if err := os.RemoveAll(root); err != nil {
 			s.t.Fatal(err)
 		}
-		if err := os.MkdirAll(root, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(root, v.logDir), 0o755); err != nil {
 			s.t.Fatal(err)
 		}
-		for rel, data := range files {
-			path := filepath.Join(root, rel)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				s.t.Fatal(err)
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				s.t.Fatal(err)
-			}
-		}
-		if err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, kafkaUID, kafkaUID)
-		}); err != nil {
+		if err := chownTree(root); err != nil {
 			s.t.Fatal(err)
 		}
 	}
-}
-
-// divergenceMarker is the broker stand-in's DivergenceMarker.
-const divergenceMarker = "kafkabot-test-divergence"
-
-// pseudoRandom is n deterministic bytes that differ per seed.
-func pseudoRandom(seed string, n int) []byte {
-	out := make([]byte, 0, n+sha256.Size)
-	sum := sha256.Sum256([]byte(seed))
-	for len(out) < n {
-		out = append(out, sum[:]...)
-		sum = sha256.Sum256(sum[:])
-	}
-	return out[:n]
 }
 
 // deploy creates the local PersistentVolume bound to the broker's claim,

@@ -11,20 +11,14 @@
 // KAFKA_CFG_PROCESS_ROLES (broker or controller), KAFKA_CFG_NODE_ID and
 // KAFKA_CFG_LOG_DIRS (comma list).
 //
-// On start, for a broker, in each log dir, as Kafka does:
-//  1. it takes <log dir>/.lock with an fcntl write lock (F_SETLK); a held
-//     lock prints a real lock-held crash log and exits 1;
-//  2. when __cluster_metadata-0 carries the divergence the tests plant (the
-//     file DivergenceMarker inside it) it prints the seed incident's real
-//     crash log (UnexpectedAppendOffsetException) and exits 1, so the pod
-//     crash-loops with the kubelet's real back-off;
-//  3. it reads meta.properties; a node.id other than KAFKA_CFG_NODE_ID
-//     prints a real node-id-mismatch crash log and exits 1;
-//  4. otherwise it recreates __cluster_metadata-0 when it is missing (a real
-//     broker fetches the log from the controllers), prints a real startup
-//     sequence and serves the readiness port (9092) until SIGTERM.
-//
-// Controllers print a real controller startup and serve the port.
+// On start, a broker takes <log dir>/.lock in each log dir with an fcntl
+// write lock (F_SETLK), as Kafka does (a held lock prints a real lock-held
+// crash log and exits 1), prints a real startup sequence and serves the
+// readiness port (9092) until SIGTERM. Controllers print a real controller
+// startup and serve the port. It never crashes on a fault: every repair
+// scenario runs on real Apache Kafka (test/realnode/cmd/mkkafkaimage); the
+// stand-in is for the tests that need a broker pod but no Kafka behind it
+// (`bot doctor`'s image check, the hostile shapes' dry runs).
 package main
 
 import (
@@ -39,10 +33,6 @@ import (
 	"syscall"
 )
 
-// DivergenceMarker is the file whose presence in __cluster_metadata-0 makes
-// the stand-in fail like the seed incident.
-const DivergenceMarker = "kafkabot-test-divergence"
-
 //go:embed logs/*.log
 var logs embed.FS
 
@@ -52,7 +42,6 @@ func main() {
 
 func run() int {
 	roles := os.Getenv("KAFKA_CFG_PROCESS_ROLES")
-	nodeID := os.Getenv("KAFKA_CFG_NODE_ID")
 	dirs := logDirs()
 	if roles == "controller" {
 		printLog("19-kraft-controller-second-of-three-registration-persisted-systemd.log")
@@ -74,40 +63,6 @@ func run() int {
 			return 1
 		}
 		locks = append(locks, lock)
-	}
-	// The planted divergence is reported before the node id is compared, so
-	// that a test can pair it with a volume of another node (what the
-	// repair's on-disk check must catch).
-	for _, dir := range dirs {
-		meta := filepath.Join(dir, "__cluster_metadata-0")
-		if _, err := os.Stat(filepath.Join(meta, DivergenceMarker)); err == nil {
-			printLog("34-kraft-metadata-log-unexpected-append-offset.log")
-			return 1
-		}
-	}
-	for _, dir := range dirs {
-		stored, err := storedNodeID(dir)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ERROR Exiting Kafka due to fatal exception: no readable meta.properties in %s: %v\n", dir, err)
-			return 1
-		}
-		if stored != nodeID {
-			printLog("30-kraft-node-id-mismatch-sentry-selfhosted.log")
-			return 1
-		}
-	}
-	// A broker whose metadata log was moved away rebuilds it from the
-	// controllers; the stand-in recreates an empty one in the first log dir.
-	meta := filepath.Join(dirs[0], "__cluster_metadata-0")
-	if _, err := os.Stat(meta); errors.Is(err, os.ErrNotExist) {
-		if err := os.Mkdir(meta, 0o755); err != nil {
-			fmt.Fprintf(os.Stderr, "ERROR creating %s: %v\n", meta, err)
-			return 1
-		}
-		if err := os.WriteFile(filepath.Join(meta, "00000000000000000000.log"), nil, 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "ERROR creating the metadata log: %v\n", err)
-			return 1
-		}
 	}
 	printLog("08-kraft-broker-only-node-startup-autocreate-no-hw-checkpoint.log")
 	defer func() {
@@ -142,20 +97,6 @@ func takeLock(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	return f, nil
-}
-
-// storedNodeID reads node.id from <dir>/meta.properties.
-func storedNodeID(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "node.id="); ok {
-			return v, nil
-		}
-	}
-	return "", errors.New("meta.properties has no node.id")
 }
 
 func printLog(name string) {
