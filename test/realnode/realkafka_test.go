@@ -239,9 +239,11 @@ func (k *kafkaCluster) plant(set string, keep int32, faults ...planted) {
 type repairHow struct {
 	// alert waits for the sweep's alert and measures crash to alert.
 	alert bool
-	// deleteBotAfter, when set, deletes the bot pod holding the repair's
-	// Lease while the repair waits for its debug pod, once deleteBotAfter
-	// is closed (or a bound has passed).
+	// deleteBotAfter, when set, waits until it is closed (or a bound has
+	// passed) before the approval, then deletes the bot pod holding the
+	// repair's Lease while the repair waits for its debug pod (the go now
+	// comes at Kafka's next stop, seconds after the click: waiting after
+	// the click would find the repair over).
 	deleteBotAfter <-chan struct{}
 }
 
@@ -269,22 +271,24 @@ func (k *kafkaCluster) repairOne(t *testing.T, fc faultCase, how repairHow) {
 			measure(t, "Kafka "+k.version+" "+fc.name+": crash to alert in Slack", slackTime(m.TS).Sub(first))
 		}
 	}
+	if how.deleteBotAfter != nil {
+		waitOrLog(t, how.deleteBotAfter, 5*time.Minute, "the other cluster's scenarios did not end within 5 minutes; deleting the bot pod anyway")
+	}
 	a := k.approveWhileRunning(pod, fc)
 	if how.deleteBotAfter != nil {
-		deleteRepairingBot(t, a, how.deleteBotAfter)
+		deleteRepairingBot(t, a)
 	}
 	k.proveRepair(pods, a, fc.name)
 	checkEvents(t, pod)
 	checkNoSecrets(t)
 }
 
-// deleteRepairingBot deletes the bot pod holding a's repair Lease once
-// after is closed (or 5 minutes have passed) and the repair waits for its
-// debug pod, and waits until that pod is gone: the Deployment replaces it
-// and a replica resumes the repair from the Lease hand-off.
-func deleteRepairingBot(t *testing.T, a approval, after <-chan struct{}) {
+// deleteRepairingBot deletes the bot pod holding a's repair Lease once the
+// repair waits for its debug pod, and waits until that pod is gone: the
+// Deployment replaces it and a replica resumes the repair from the Lease
+// hand-off.
+func deleteRepairingBot(t *testing.T, a approval) {
 	t.Helper()
-	waitOrLog(t, after, 5*time.Minute, "the other cluster's scenarios did not end within 5 minutes; deleting the bot pod anyway")
 	waitThreadFunc(t, a.m, "the wait for the debug pod", func(s string) bool {
 		return strings.Contains(s, "⏳ Give the debug pod its go") || strings.Contains(s, "⏳ Wait for debug pod")
 	}, 2*time.Minute)
