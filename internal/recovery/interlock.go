@@ -109,7 +109,14 @@ func (run *repairRun) signalGoStep() Step {
 				detail = "the debug pod ended before its go (its result says why); nothing was moved"
 				return nil
 			}
-			c, w, err := g.awaitStoppedKafka(ctx, wctx)
+			// The script may refuse on the volume before any go (a check of
+			// its own failed): its end is read at once, not after Kafka's
+			// next stop.
+			c, w, err := g.awaitStoppedKafkaOrDebugDone(ctx, wctx)
+			if errors.Is(err, errDebugDone) {
+				detail = "the debug pod ended before its go (its result says why); nothing was moved"
+				return nil
+			}
 			if err != nil {
 				return err
 			}

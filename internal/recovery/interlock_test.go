@@ -290,8 +290,10 @@ func expireFirstGo(t *testing.T, h *harness, rec *recorder) <-chan Summary {
 	if want := testStart.Add(-50*time.Second + 5*time.Minute - GoSafetyMargin); !first.Equal(want) {
 		t.Errorf("first go's deadline %v, want %v", first, want)
 	}
-	// The wait for the debug pod (its second watch) has set its timer.
-	waitUntil(t, "the wait for the debug pod", func() bool { return h.watchesOf(DebugPodName(brokerName)) >= 2 })
+	// The wait for the debug pod (its third watch: the go step watches it
+	// twice, before the go and while it waits for Kafka's stop) has set
+	// its timer.
+	waitUntil(t, "the wait for the debug pod", func() bool { return h.watchesOf(DebugPodName(brokerName)) >= 3 })
 	h.clock.SetTime(first.Add(2 * time.Second))
 	waitUntil(t, "the bot to see its go expire", func() bool { return strings.Contains(rec.text(), "the go's deadline") })
 	return done
@@ -500,5 +502,39 @@ func TestSafety04_KubeletAskedForTheBackOffOfAFreshStop(t *testing.T) {
 				t.Errorf("the thread says the refresh failed: %v, want %v:\n%s", refused, tc.kubelet == "refuse", rec.text())
 			}
 		})
+	}
+}
+
+// TestSafety04_ARefusalBeforeTheGoIsReadAtOnce: the script refuses on the
+// volume (a check of its own) while Kafka runs between two crashes. The bot
+// reads the ended debug pod at once and reports the refusal, without
+// waiting for Kafka's next stop, and gives no go. Before the fix the bot
+// went on waiting for a stop it could trust (on the real node the refusal
+// reached the thread 238 s after the approval, the pod had ended after 1 s).
+func TestSafety04_ARefusalBeforeTheGoIsReadAtOnce(t *testing.T) {
+	h := newHarness(t, seedCluster(t), kubeletPlan{debug: "succeed", debugLog: refusedResult(ReasonNodeIDMismatch), broker: "ready"})
+	h.onDebugCreate = func() { setBrokerKafka(t, h, true, 8) }
+	rec := &recorder{}
+	done := repairWithin(t, h, rec)
+	waitUntil(t, "the bot to wait for Kafka's stop", func() bool { return strings.Contains(rec.text(), "is running again") })
+	obj, err := h.tracker().Get(podsGVR, testNS, DebugPodName(brokerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbg := obj.(*corev1.Pod).DeepCopy()
+	h.logs.set(dbg.Name, h.plan.debugLog)
+	finishDebugPod(dbg, false) // the script refused, Kafka still running
+	if err := h.tracker().Update(podsGVR, dbg, testNS); err != nil {
+		t.Fatal(err)
+	}
+	s := awaitSummary(t, done)
+	if s.Outcome == OutcomeRepaired || !strings.Contains(s.Text, ReasonNodeIDMismatch) {
+		t.Errorf("want the script's refusal (%s) in the summary, got %s:\n%s", ReasonNodeIDMismatch, s.Outcome, s.Text)
+	}
+	if n := len(goDeadlines(t, h)); n != 0 {
+		t.Errorf("%d goes given to a debug pod that had ended", n)
+	}
+	if brokerKafkaState(h) != "running" {
+		t.Errorf("the broker was touched: %s", brokerKafkaState(h))
 	}
 }
