@@ -74,6 +74,10 @@ func debugPodDone(p *corev1.Pod, c *corev1.ContainerStatus) bool {
 	return kube.PodFinished(p) || (c != nil && c.State.Terminated != nil)
 }
 
+// endedBeforeGo is the go step's detail when the debug pod ended before any
+// go: the script refused (or failed) on its own checks.
+const endedBeforeGo = "the debug pod ended before its go (its result says why); nothing was moved"
+
 // signalGoStep is the interlock: once the debug pod's script waits (its
 // container runs), it re-reads the broker by watch until its Kafka
 // container is stopped, with the approved UID, and long enough before the
@@ -106,7 +110,7 @@ func (run *repairRun) signalGoStep() Step {
 				return nil
 			}
 			if c := containerStatus(dbg, DebugContainerName); debugPodDone(dbg, c) {
-				detail = "the debug pod ended before its go (its result says why); nothing was moved"
+				detail = endedBeforeGo
 				return nil
 			}
 			// The script may refuse on the volume before any go (a check of
@@ -114,7 +118,7 @@ func (run *repairRun) signalGoStep() Step {
 			// next stop.
 			c, w, err := g.awaitStoppedKafkaOrDebugDone(ctx, wctx)
 			if errors.Is(err, errDebugDone) {
-				detail = "the debug pod ended before its go (its result says why); nothing was moved"
+				detail = endedBeforeGo
 				return nil
 			}
 			if err != nil {
