@@ -60,21 +60,33 @@ current-context: test
 var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 
 func httpStatus(url string) int {
+	code, _ := httpStatusErr(url)
+	return code
+}
+
+// httpStatusErr is httpStatus with the request's error (status 0).
+func httpStatusErr(url string) (int, error) {
 	resp, err := probeClient.Get(url)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }
 
 func waitStatus(t *testing.T, url string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for httpStatus(url) != want {
+	for {
+		got, err := httpStatusErr(url)
+		if got == want {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never answered %d", url, want)
+			// What it answered last says whether the bot was slow to see
+			// the change or its HTTP server did not answer at all.
+			t.Fatalf("%s never answered %d (last: status %d, error %v)", url, want, got, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
