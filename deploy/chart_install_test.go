@@ -33,8 +33,8 @@ import (
 // Values the install test gives the chart's Secret; none may appear in
 // Helm's output (NOTES included).
 var installSecrets = map[string]string{
-	"slackAppToken":     "xapp-1-install-test-app-token-not-real",
-	"slackBotToken":     "xoxb-install-test-bot-token-not-real",
+	"slackAppToken":     "xapp-placeholder-install-test-app-token",
+	"slackBotToken":     "xoxb-placeholder-install-test-bot-token",
 	"approvalSecret":    "install-test-approval-secret-0123456789abcdef",
 	"alertmanagerToken": "install-test-alertmanager-token",
 }
