@@ -174,7 +174,7 @@ func crashLooping(c *diagnose.ContainerState, now time.Time) bool {
 	if c.Running {
 		return runningInCrashLoop(c, now)
 	}
-	return c.WaitingReason == "CrashLoopBackOff" || (c.Terminated != nil && c.RestartCount > 0)
+	return c.WaitingReason == diagnose.WaitingCrashLoopBackOff || (c.Terminated != nil && c.RestartCount > 0)
 }
 
 // runningInCrashLoop reports whether a running Kafka container is still

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-chatops/kafkabot/internal/diagnose"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -59,7 +60,7 @@ var backOffRE = regexp.MustCompile(`^[Bb]ack-off ((?:[0-9]{1,2}h)?(?:[0-9]{1,2}m
 // most longestBackOff.
 func kubeletBackOff(c *corev1.ContainerStatus) (time.Duration, bool) {
 	w := c.State.Waiting
-	if w == nil || w.Reason != "CrashLoopBackOff" {
+	if w == nil || w.Reason != diagnose.WaitingCrashLoopBackOff {
 		return 0, false
 	}
 	m := backOffRE.FindStringSubmatch(w.Message)

@@ -673,7 +673,7 @@ func podCrashing(pod *corev1.Pod) bool {
 		if name != "" && c.Name != name {
 			continue
 		}
-		if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+		if w := c.State.Waiting; w != nil && w.Reason == diagnose.WaitingCrashLoopBackOff {
 			return true
 		}
 		if t := c.State.Terminated; t != nil && t.ExitCode != 0 {
